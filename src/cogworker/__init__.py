@@ -1,0 +1,45 @@
+"""cogworker: background jobs on Redis that never lose a job.
+
+Public API::
+
+    import cogworker
+
+    app = cogworker.App()
+
+    @app.job(queue="default", retry=True)
+    def hello(name): ...
+
+    hello.perform_async("world")
+"""
+
+from cogworker.__about__ import __version__
+from cogworker.app import App
+from cogworker.core.errors import (
+    BrokerError,
+    BrokerUnavailableError,
+    CogworkerError,
+    ConfigurationError,
+    JobArgumentError,
+    JobDefinitionError,
+    PluginError,
+    UnknownJobError,
+)
+from cogworker.core.job import Job, JobFunction
+from cogworker.core.markers import hookimpl, hookspec
+
+__all__ = [
+    "App",
+    "BrokerError",
+    "BrokerUnavailableError",
+    "CogworkerError",
+    "ConfigurationError",
+    "Job",
+    "JobArgumentError",
+    "JobDefinitionError",
+    "JobFunction",
+    "PluginError",
+    "UnknownJobError",
+    "__version__",
+    "hookimpl",
+    "hookspec",
+]

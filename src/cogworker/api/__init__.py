@@ -1,0 +1,42 @@
+"""Look inside a running cogworker fleet: counters, queues, sets, processes, running jobs.
+
+Every class is built from a :class:`~cogworker.redis.broker.RedisBroker` or an
+:class:`~cogworker.app.App` and reads Redis afresh on each call::
+
+    from cogworker.api import DeadSet, ProcessSet, Queue, Stats
+
+    print(Stats(app).to_dict())
+    for entry in DeadSet(app):
+        if entry.klass == "Flaky":
+            entry.retry_now()
+
+See ``docs/reference/api.md``.
+"""
+
+from __future__ import annotations
+
+from cogworker.api._source import JobRecord
+from cogworker.api.processes import Process, ProcessSet, Work, WorkSet
+from cogworker.api.queues import Queue, QueueSummary
+from cogworker.api.sorted_sets import DeadSet, RetrySet, ScheduledSet, SortedEntry, SortedSet
+from cogworker.api.stats import Stats, ThroughputPoint
+
+Workers = WorkSet
+
+__all__ = [
+    "DeadSet",
+    "JobRecord",
+    "Process",
+    "ProcessSet",
+    "Queue",
+    "QueueSummary",
+    "RetrySet",
+    "ScheduledSet",
+    "SortedEntry",
+    "SortedSet",
+    "Stats",
+    "ThroughputPoint",
+    "Work",
+    "WorkSet",
+    "Workers",
+]

@@ -1,0 +1,224 @@
+"""The application object: settings, job registry, plugins, broker and the push path."""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+import socket
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar, overload
+
+from cogworker.core.client import Client, Dispatcher
+from cogworker.core.config_sources import load_settings
+from cogworker.core.job import Job, JobFunction
+from cogworker.core.registry import JobRegistry
+from cogworker.redis.keys import KeySchema
+
+if TYPE_CHECKING:
+    from cogworker.core.hooks import Hooks
+    from cogworker.core.middleware import ClientMiddleware, ServerMiddleware
+    from cogworker.core.settings import Settings
+    from cogworker.redis.broker import RedisBroker
+
+logger = logging.getLogger(__name__)
+
+J = TypeVar("J", bound=type[Job])
+DeathHandler = Callable[..., Any]
+
+
+def make_identity() -> str:
+    """``<hostname>:<pid>:<12 hex>``; ``DYNO`` overrides the hostname (as the original)."""
+    host = os.environ.get("DYNO") or socket.gethostname()
+    return f"{host}:{os.getpid()}:{secrets.token_hex(6)}"
+
+
+class App:
+    """A cogworker application.
+
+    ::
+
+        app = cogworker.App(redis_url="redis://localhost:6379/0")
+
+        @app.job(queue="mail", retry=5)
+        def send_welcome(user_id): ...
+
+        send_welcome.perform_async(42)
+
+    Keyword arguments are settings (see the settings reference); the config file, the
+    ``COGWORKER_*`` environment and command-line flags override them, in that order.
+    When no Redis URL is configured anywhere, a private ``redis-server`` is started (or
+    reused) under ``.cogworker/`` in the working directory.
+    """
+
+    def __init__(self, redis_url: str | None = None, namespace: str = "cogworker",
+                 **settings: Any) -> None:
+        code: dict[str, Any] = {"namespace": namespace, **settings}
+        if redis_url is not None:
+            code["redis_url"] = redis_url
+        self._code_settings = code
+        self._settings: Settings | None = None
+        self._lock = threading.RLock()
+        self._broker: RedisBroker | None = None
+        self._hooks: Hooks | None = None
+        self._client = Client(self)
+        self.registry = JobRegistry()
+        self.identity = make_identity()
+        self.death_handlers: list[DeathHandler] = []
+        self.client_middleware: list[ClientMiddleware] = []
+        self.server_middleware: list[ServerMiddleware] = []
+        self.extras: dict[str, Any] = {}
+        self.dispatch_override: Dispatcher | None = None
+        self.project_dir = Path.cwd()
+        self.server_process = False
+        self.settings  # noqa: B018 -- validate now: a bad setting fails at construction
+
+    # settings ----------------------------------------------------------------------------
+    @property
+    def settings(self) -> Settings:
+        with self._lock:
+            if self._settings is None:
+                self._settings = load_settings(code=self._code_settings, cwd=self.project_dir)
+            return self._settings
+
+    def configure(
+        self,
+        *,
+        config_path: Path | None = None,
+        cli: Mapping[str, Any] | None = None,
+        environ: Mapping[str, str] | None = None,
+        cwd: Path | None = None,
+    ) -> Settings:
+        """Reload settings from every source (the CLI calls this with its flags)."""
+        with self._lock:
+            if cwd is not None:
+                self.project_dir = cwd
+            self._settings = load_settings(
+                code=self._code_settings, config_path=config_path, cwd=self.project_dir,
+                environ=environ, cli=cli or {},
+            )
+            self._close_broker()
+            self._hooks = None
+            return self._settings
+
+    @property
+    def keys(self) -> KeySchema:
+        return KeySchema(self.settings.namespace, cluster=self.settings.cluster)
+
+    # plugins and broker --------------------------------------------------------------------
+    @property
+    def hooks(self) -> Hooks:
+        with self._lock:
+            if self._hooks is None:
+                from cogworker.core.hooks import Hooks
+
+                hooks = Hooks.from_settings(self.settings.fetch, self.settings.plugins)
+                self._hooks = hooks
+                hooks.configure(self)
+            return self._hooks
+
+    def redis_url(self) -> str:
+        """The configured URL, or the private server's (started if needed)."""
+        url = self.settings.redis_url
+        if url:
+            return url
+        from cogworker.redis.server import ensure_project_server
+
+        url = ensure_project_server(self.project_dir)
+        logger.info("no Redis URL configured: using the private redis-server at %s", url)
+        return url
+
+    @property
+    def broker(self) -> RedisBroker:
+        with self._lock:
+            if self._broker is None:
+                from cogworker.redis.broker import RedisBroker
+                from cogworker.redis.connection import make_client
+
+                settings = self.settings
+                client = make_client(self.redis_url(), max_connections=settings.concurrency + 5)
+                self._broker = RedisBroker(
+                    client, self.keys, dead_max_jobs=settings.dead_max_jobs,
+                    dead_timeout=settings.dead_timeout,
+                )
+            return self._broker
+
+    def use_broker(self, broker: Any) -> None:
+        """Use this broker instead of building one from the settings (tests, embedding)."""
+        with self._lock:
+            self._close_broker()
+            self._broker = broker
+
+    def _close_broker(self) -> None:
+        if self._broker is not None:
+            self._broker.close()
+            self._broker = None
+
+    def close(self) -> None:
+        """Close connections. The app can be used again afterwards (it reconnects)."""
+        with self._lock:
+            self._close_broker()
+
+    # jobs ----------------------------------------------------------------------------------
+    @overload
+    def job(self, target: J, /) -> J: ...
+
+    @overload
+    def job(self, target: Callable[..., Any], /) -> JobFunction: ...
+
+    @overload
+    def job(self, target: None = None, /, **options: Any) -> Callable[[Any], Any]: ...
+
+    def job(self, target: Any = None, /, *, name: str | None = None,
+            retry_in: Callable[..., Any] | None = None,
+            retries_exhausted: Callable[..., Any] | None = None, **options: Any) -> Any:
+        """Register a function or a :class:`cogworker.Job` subclass as a job.
+
+        Options: ``queue`` (default "default"), ``retry`` (True = 25 retries, False, or a
+        number), ``unique`` ("until_executed", "until_executing", "while_executing"),
+        ``unique_for`` (seconds), ``unique_args`` (callable), ``name`` (the stored job
+        name; default the import path), ``retry_in(count, exc, job)`` and
+        ``retries_exhausted(job, exc)`` for function jobs; any other keyword is copied
+        into the payload.
+        """
+
+        def register(obj: Any) -> Any:
+            definition = self.registry.register(
+                obj, name=name, options=options, retry_in=retry_in,
+                retries_exhausted=retries_exhausted,
+            )
+            if isinstance(obj, type):
+                obj._cogworker_app = self
+                obj._cogworker_definition = definition
+                return obj
+            return JobFunction(self, definition, obj)
+
+        if target is not None:
+            return register(target)
+        return register
+
+    def death_handler(self, handler: DeathHandler) -> DeathHandler:
+        """Register ``handler(job, exception)``, called when a job moves to dead."""
+        self.death_handlers.append(handler)
+        return handler
+
+    # pushing -------------------------------------------------------------------------------
+    def push(self, payload: Mapping[str, Any]) -> str | None:
+        """Push a raw payload dict (``class``, ``args``, ``queue``...). Returns the jid."""
+        return self._client.push(payload)
+
+    def push_bulk(self, job: Any, args_list: Iterable[Sequence[Any]],
+                  **overrides: Any) -> list[str | None]:
+        """Push many jobs of one kind with one round trip per 1,000 jobs."""
+        if isinstance(job, JobFunction):
+            definition = job.definition
+        elif isinstance(job, type) and issubclass(job, Job) and job._cogworker_definition:
+            definition = job._cogworker_definition
+        else:
+            definition = self.registry.resolve(str(job))
+        options = {**definition.options, **overrides}
+        options.pop("at", None)
+        items = [{"class": definition.name, **options, "args": list(args)} for args in args_list]
+        return self._client.push_bulk(items)

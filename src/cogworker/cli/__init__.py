@@ -1,0 +1,32 @@
+"""The ``cogworker`` command. Parsing and wiring only; the logic lives elsewhere."""
+
+from __future__ import annotations
+
+import click
+
+from cogworker.__about__ import __version__
+from cogworker.cli.admin_cmd import ADMIN_COMMANDS
+from cogworker.cli.enqueue_cmd import enqueue_command
+from cogworker.cli.plugins_cmd import plugins_command
+from cogworker.cli.redis_cmd import redis_group
+from cogworker.cli.run_cmd import run_command
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "-V", "--version", prog_name="cogworker")
+def cli() -> None:
+    """cogworker: background jobs on Redis that never lose a job."""
+
+
+@cli.command("version")
+def version_command() -> None:
+    """Print the version."""
+    click.echo(f"cogworker {__version__}")
+
+
+for command in (run_command, enqueue_command, plugins_command, redis_group, *ADMIN_COMMANDS):
+    cli.add_command(command)
+
+
+def main() -> None:
+    cli(prog_name="cogworker")

@@ -1,0 +1,57 @@
+"""``cogworker run``: start a worker process."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from cogworker.cli.common import CogworkerUsageError, app_options, obtain_app
+from cogworker.cli.logging_setup import configure_logging
+from cogworker.core.config_layers import parse_queue_options
+from cogworker.core.errors import ConfigurationError
+
+
+def _queues(values: tuple[str, ...]) -> tuple[str, ...] | None:
+    if not values:
+        return None
+    try:
+        return parse_queue_options(values)
+    except ConfigurationError as exc:
+        raise CogworkerUsageError(str(exc)) from exc
+
+
+@click.command("run")
+@app_options
+@click.option("-c", "--concurrency", type=int, help="Processor threads (default 10).")
+@click.option("-q", "--queue", "queues", multiple=True, metavar="NAME[,WEIGHT]",
+              help="A queue to work, weight = how often it is tried (repeatable).")
+@click.option("-t", "--timeout", type=float, help="Seconds to wait for running jobs at stop.")
+@click.option("-L", "--logfile", type=click.Path(dir_okay=False), help="Log to this file.")
+@click.option("--plugin", "plugins", multiple=True, metavar="NAME|no:NAME",
+              help="Activate (or with no: deactivate) a plugin (repeatable).")
+@click.option("--log-level", type=click.Choice(
+    ["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"], case_sensitive=False))
+@click.option("--log-format", type=click.Choice(["text", "json"]))
+def run_command(
+    app_path: str | None, require: tuple[str, ...], config: Path | None, redis_url: str | None,
+    namespace: str | None, environment: str | None, concurrency: int | None,
+    queues: tuple[str, ...], timeout: float | None, logfile: str | None,
+    plugins: tuple[str, ...], log_level: str | None, log_format: str | None,
+) -> None:
+    """Run a worker: fetch jobs from the queues and perform them until stopped."""
+    flags: dict[str, Any] = {
+        "concurrency": concurrency, "queues": _queues(queues), "timeout": timeout,
+        "logfile": logfile, "plugins": plugins or None, "log_level": log_level,
+        "log_format": log_format,
+    }
+    app = obtain_app(app_path=app_path, require=require, config=config, redis_url=redis_url,
+                     namespace=namespace, environment=environment, cli_settings=flags,
+                     server=True)
+    settings = app.settings
+    configure_logging(settings.log_level, settings.log_format, settings.logfile)
+    from cogworker.worker.launcher import Launcher
+
+    sys.exit(Launcher(app).run())

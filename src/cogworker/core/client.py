@@ -1,0 +1,116 @@
+"""The push path: normalize → unique lock → client middleware → dispatch.
+
+Dispatch stores the job through the broker, or hands it to the testing mode in force.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from cogworker.core.middleware import PushContext, run_chain
+from cogworker.core.payload import Payload, encode, normalize
+
+if TYPE_CHECKING:
+    from cogworker.app import App
+
+BULK_BATCH = 1_000
+
+Dispatcher = Callable[[PushContext], str | None]
+
+
+@dataclass(slots=True)
+class _Batch:
+    immediate: list[tuple[str, str]] = field(default_factory=list)
+    scheduled: list[tuple[float, str]] = field(default_factory=list)
+
+    def add(self, job: Payload, now: float) -> None:
+        at = job.get("at")
+        if at is not None:
+            self.scheduled.append((float(at), encode(job)))
+        else:
+            job["enqueued_at"] = now
+            self.immediate.append((job["queue"], encode(job)))
+
+    def __len__(self) -> int:
+        return len(self.immediate) + len(self.scheduled)
+
+
+def _check_at(job: Payload) -> None:
+    at = job.get("at")
+    if at is not None and (isinstance(at, bool) or not isinstance(at, (int, float))):
+        raise TypeError(f"'at' must be epoch seconds, not {at!r}")
+
+
+class Client:
+    """Pushes jobs for one app."""
+
+    def __init__(self, app: App) -> None:
+        self.app = app
+
+    def _prepare(self, item: Mapping[str, Any]) -> Payload:
+        job = normalize(item)
+        _check_at(job)
+        encode(job)  # a non-JSON option fails here, before any lock is taken
+        return job
+
+    def _through_chain(self, job: Payload, innermost: Dispatcher) -> str | None:
+        """Unique lock, then the client middleware chain around ``innermost``."""
+        hooks = self.app.hooks
+        if hooks.acquire_unique_lock(self.app, job) is False:
+            return None
+        ctx = PushContext(app=self.app, job=job, queue=job["queue"],
+                          scheduled_at=job.get("at"))
+        chain = [*hooks.client_middleware(self.app), *self.app.client_middleware]
+        try:
+            return run_chain(chain, ctx, lambda: innermost(ctx))
+        except BaseException:
+            hooks.release_unique_lock(self.app, job, "push-failed")
+            raise
+
+    def push(self, item: Mapping[str, Any]) -> str | None:
+        """Store one job; returns its jid, or None when a unique duplicate was skipped."""
+        job = self._prepare(item)
+        return self._through_chain(job, self._dispatch_one)
+
+    def _dispatch_one(self, ctx: PushContext) -> str | None:
+        override = self.app.dispatch_override
+        if override is not None:
+            return override(ctx)
+        batch = _Batch()
+        batch.add(ctx.job, time.time())
+        self.app.broker.store(batch.immediate, batch.scheduled)
+        return str(ctx.job["jid"])
+
+    def push_bulk(self, items: Sequence[Mapping[str, Any]]) -> list[str | None]:
+        """Store many jobs with one round trip per :data:`BULK_BATCH` jobs."""
+        jobs = [self._prepare(item) for item in items]
+        results: list[str | None] = []
+        for start in range(0, len(jobs), BULK_BATCH):
+            results.extend(self._push_batch(jobs[start : start + BULK_BATCH]))
+        return results
+
+    def _push_batch(self, jobs: list[Payload]) -> list[str | None]:
+        batch = _Batch()
+        now = time.time()
+        override = self.app.dispatch_override
+        accepted: list[Payload] = []
+
+        def collect(ctx: PushContext) -> str | None:
+            if override is not None:
+                return override(ctx)
+            batch.add(ctx.job, now)
+            accepted.append(ctx.job)
+            return str(ctx.job["jid"])
+
+        results = [self._through_chain(job, collect) for job in jobs]
+        if len(batch):
+            try:
+                self.app.broker.store(batch.immediate, batch.scheduled)
+            except BaseException:
+                for job in accepted:
+                    self.app.hooks.release_unique_lock(self.app, job, "push-failed")
+                raise
+        return results

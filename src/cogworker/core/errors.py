@@ -1,0 +1,161 @@
+"""Every error cogworker raises on purpose.
+
+The tree::
+
+    CogworkerError                      root: catch this to catch everything of ours
+    ├── ConfigurationError              a setting is invalid (names the field, value, accepted)
+    ├── JobArgumentError                a job argument cannot be stored as JSON (at enqueue)
+    ├── JobDefinitionError              a job is declared wrongly (bad option, duplicate name)
+    ├── UnknownJobError                 a stored job name resolves to no registered job
+    ├── PayloadError                    bytes from Redis are not a job payload
+    ├── PluginError
+    │   ├── PluginNotFoundError         an activated name is not installed
+    │   ├── PluginConflictError         a name claimed twice, or two exclusive impls
+    │   └── PluginLoadError             a plugin failed to import
+    ├── BrokerError                     the broker failed; ``__cause__`` keeps the driver error
+    │   ├── BrokerUnavailableError      connection lost, Redis loading/readonly/busy: retry later
+    │   └── UnsupportedCommandError     the server lacks a command (e.g. LMOVE before 6.2)
+    ├── EmbeddedRedisError              the private redis-server could not be found or started
+    └── TestingError
+        └── EmptyQueueError             fake mode: nothing recorded for that job
+
+Control flow, not failures, and so not under the root:
+
+    JobFailedError(CogworkerError)      handed to death handlers for a failure filed later
+    JobOrphanedError(CogworkerError)    handed to death handlers for a repeat orphan
+
+Messages say what went wrong, which thing it was, and what to do about it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+
+class CogworkerError(Exception):
+    """Root of every error cogworker raises on purpose."""
+
+
+class ConfigurationError(CogworkerError, ValueError):
+    """A setting has a value cogworker cannot use."""
+
+    def __init__(self, field: str, value: object, accepted: str, source: str | None = None):
+        self.field = field
+        self.value = value
+        self.accepted = accepted
+        self.source = source
+        where = f" (from {source})" if source else ""
+        super().__init__(
+            f"setting {field!r} has an invalid value {value!r}{where}: "
+            f"expected {accepted}"
+        )
+
+
+class JobArgumentError(CogworkerError, TypeError):
+    """A job argument cannot be stored: arguments must be plain JSON."""
+
+    def __init__(self, job: str, position: str, value: object, hint: str):
+        self.job = job
+        self.position = position
+        self.value = value
+        type_name = type(value).__name__
+        super().__init__(
+            f"argument {position} of job {job!r} is a {type_name} ({value!r:.80}), which is "
+            f"not JSON: {hint}"
+        )
+
+
+class JobDefinitionError(CogworkerError, TypeError):
+    """A job was declared in a way cogworker cannot use."""
+
+
+class UnknownJobError(CogworkerError, LookupError):
+    """A payload names a job this process does not know."""
+
+    def __init__(self, name: str, known: Iterable[str] = ()):
+        self.name = name
+        known_list = sorted(known)
+        shown = ", ".join(known_list[:10]) or "none"
+        super().__init__(
+            f"no job named {name!r} is registered in this app (registered: {shown}); "
+            "import the module that defines it in the app, or give the job name= to match"
+        )
+
+
+class PayloadError(CogworkerError, ValueError):
+    """Bytes read from the broker are not a job payload."""
+
+    def __init__(self, reason: str, raw: bytes | str):
+        self.reason = reason
+        self.raw = raw
+        super().__init__(reason)
+
+
+class PluginError(CogworkerError):
+    """Base of plugin discovery and activation errors."""
+
+
+class PluginNotFoundError(PluginError, LookupError):
+    """An activated plugin name is not installed."""
+
+    def __init__(self, name: str, installed: Iterable[str], suggestion: str | None):
+        self.name = name
+        self.installed = sorted(installed)
+        hint = f" Did you mean {suggestion!r}?" if suggestion else ""
+        super().__init__(
+            f"no cogworker plugin named {name!r} is installed.{hint} "
+            f"Installed plugins: {', '.join(self.installed) or 'none'}. "
+            "Install the package that provides it, or fix the name."
+        )
+
+
+class PluginConflictError(PluginError):
+    """Two plugins claim the same name or the same exclusive slot."""
+
+
+class PluginLoadError(PluginError, ImportError):
+    """A plugin's module failed to import."""
+
+    def __init__(self, name: str, distribution: str, cause: BaseException):
+        super().__init__(
+            f"cogworker plugin {name!r} from distribution {distribution!r} failed to load: "
+            f"{type(cause).__name__}: {cause}. Fix or reinstall that package, or deactivate "
+            f"it with --plugin no:{name}."
+        )
+        # Set after ImportError.__init__, which resets ``name`` to None.
+        self.name = name
+        self.distribution = distribution
+
+
+class BrokerError(CogworkerError):
+    """The broker failed. ``__cause__`` holds the driver's own exception."""
+
+
+class BrokerUnavailableError(BrokerError, ConnectionError):
+    """The broker cannot be reached right now (connection, LOADING, READONLY, BUSY...)."""
+
+
+class UnsupportedCommandError(BrokerError):
+    """The broker rejected a command as unknown (for example LMOVE before Redis 6.2)."""
+
+
+class EmbeddedRedisError(CogworkerError, RuntimeError):
+    """The private redis-server could not be found or started."""
+
+
+class TestingError(CogworkerError):
+    """Misuse of the testing helpers."""
+
+    __test__ = False  # not a pytest test class
+
+
+class EmptyQueueError(TestingError, LookupError):
+    """Fake mode: no job of that name was recorded."""
+
+
+class JobFailedError(CogworkerError):
+    """Stands in for a job's exception when its failure was filed after the fact."""
+
+
+class JobOrphanedError(CogworkerError):
+    """A job killed its process too many times and was moved to dead."""

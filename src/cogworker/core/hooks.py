@@ -1,0 +1,241 @@
+"""The typed facade over the plugin manager: the only caller of ``pm.hook``.
+
+One method per hookspec in :mod:`cogworker.core.hookspecs`, with real types, so the engine
+is type-checked although pluggy's relay is untyped. Each method applies its hook's failure
+policy:
+
+* decision hooks (fetcher, middleware, unique and periodic claims) let exceptions
+  propagate to the engine, which decides;
+* notification hooks (lifecycle, job events, lock upkeep) call each implementation on its
+  own: an exception is logged with the plugin's name and the other plugins still run.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, cast
+
+import pluggy
+
+from cogworker.core.errors import PluginError
+
+if TYPE_CHECKING:
+    from cogworker.app import App
+    from cogworker.core.broker import Broker, Fetcher
+    from cogworker.core.hookspecs import WorkerHandle
+    from cogworker.core.middleware import ClientMiddleware, ServerMiddleware
+    from cogworker.core.payload import Payload
+    from cogworker.core.periodic_types import ClaimResult, PeriodicEntry
+
+logger = logging.getLogger(__name__)
+
+TRACE_ENV = "COGWORKER_TRACE_PLUGINS"
+
+NOTIFICATION_HOOKS: frozenset[str] = frozenset(
+    {
+        "cogworker_startup",
+        "cogworker_heartbeat",
+        "cogworker_shutdown",
+        "cogworker_job_retried",
+        "cogworker_job_died",
+        "cogworker_orphans_recovered",
+        "cogworker_extend_unique_lock",
+        "cogworker_release_unique_lock",
+        "cogworker_retake_periodic_lock",
+        "cogworker_touch_periodic_lock",
+        "cogworker_release_periodic_lock",
+    }
+)
+
+
+def tracing_requested(environ: Mapping[str, str] = os.environ) -> bool:
+    """True when ``COGWORKER_TRACE_PLUGINS`` asks for every hook call to be logged."""
+    return environ.get(TRACE_ENV, "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+def arm_addhooks(pm: pluggy.PluginManager) -> None:
+    """Make the historic ``cogworker_addhooks`` call on a manager with no plugins yet.
+
+    Each plugin registered afterwards gets the call as it registers, so specs it adds exist
+    before ``check_pending`` validates its implementations.
+    """
+    pm.hook.cogworker_addhooks.call_historic(kwargs={"pluginmanager": pm})
+
+
+class Hooks:
+    """Typed calls into the active plugins. Build one per process from the manager."""
+
+    def __init__(self, pm: pluggy.PluginManager, *, trace: bool | None = None) -> None:
+        """Wrap ``pm``; raises :class:`PluginError` for a wrapper on a notification hook."""
+        self._pm = pm
+        self._trace = tracing_requested() if trace is None else trace
+        _reject_notification_wrappers(pm)
+
+    @classmethod
+    def from_settings(cls, fetch: str, changes: Sequence[str]) -> Hooks:
+        """Discover, resolve and load the plugins for ``fetch`` and ``changes``.
+
+        ``fetch`` and ``changes`` are ``Settings.fetch`` and ``Settings.plugins``. Raises the
+        :class:`PluginError` subclasses of :mod:`cogworker.core.plugins`.
+        """
+        # plugins imports this module (arm_addhooks); importing it here avoids the cycle.
+        from cogworker.core import plugins
+
+        catalog = plugins.discover()
+        active = plugins.resolve_active(catalog, fetch, changes)
+        return cls(plugins.load_plugins(catalog, active))
+
+    @property
+    def plugin_manager(self) -> pluggy.PluginManager:
+        """The underlying manager, for listing and tests; call hooks through this class."""
+        return self._pm
+
+    # -- set-up ------------------------------------------------------------------------
+
+    def configure(self, app: App) -> None:
+        """``cogworker_configure`` (historic: plugins registered later get it too)."""
+        self._pm.hook.cogworker_configure.call_historic(kwargs={"app": app})
+
+    # -- fetch strategy ----------------------------------------------------------------
+
+    def make_fetcher(self, app: App, broker: Broker) -> Fetcher:
+        """``cogworker_make_fetcher``; raises :class:`PluginError` when none is active."""
+        fetcher = self._pm.hook.cogworker_make_fetcher(app=app, broker=broker)
+        if fetcher is None:
+            raise PluginError(
+                "no fetch strategy is active: no active plugin implements "
+                "cogworker_make_fetcher; activate one with --plugin basic or --plugin reliable"
+            )
+        return cast("Fetcher", fetcher)
+
+    # -- middleware --------------------------------------------------------------------
+
+    def client_middleware(self, app: App) -> list[ClientMiddleware]:
+        """Client middleware in pluggy call order (first = outermost); None dropped."""
+        results = self._pm.hook.cogworker_client_middleware(app=app)
+        return [cast("ClientMiddleware", item) for item in results if item is not None]
+
+    def server_middleware(self, app: App) -> list[ServerMiddleware]:
+        """Server middleware in pluggy call order (first = outermost); None dropped."""
+        results = self._pm.hook.cogworker_server_middleware(app=app)
+        return [cast("ServerMiddleware", item) for item in results if item is not None]
+
+    # -- unique jobs -------------------------------------------------------------------
+
+    def acquire_unique_lock(self, app: App, job: Payload) -> bool | None:
+        """True: store the job; False: a duplicate; None: not a unique job. Propagates."""
+        result = self._pm.hook.cogworker_acquire_unique_lock(app=app, job=job)
+        return cast("bool | None", result)
+
+    def unique_job_starting(self, app: App, job: Payload) -> bool | None:
+        """False: another copy runs, reschedule; True or None: run it. Propagates."""
+        result = self._pm.hook.cogworker_unique_job_starting(app=app, job=job)
+        return cast("bool | None", result)
+
+    def extend_unique_lock(self, app: App, job: Payload, ttl: float) -> None:
+        """Notification: keep a retrying job's uniqueness lock."""
+        self._notify("cogworker_extend_unique_lock", app=app, job=job, ttl=ttl)
+
+    def release_unique_lock(self, app: App, job: Payload, reason: str) -> None:
+        """Notification: release a job's uniqueness lock, owner-checked."""
+        self._notify("cogworker_release_unique_lock", app=app, job=job, reason=reason)
+
+    # -- periodic locks ----------------------------------------------------------------
+
+    def claim_periodic_slot(
+        self, app: App, entry: PeriodicEntry, slot: int, jid: str
+    ) -> ClaimResult | None:
+        """Claim one cron slot fleet-wide; None when no plugin claims. Propagates."""
+        result = self._pm.hook.cogworker_claim_periodic_slot(
+            app=app, entry=entry, slot=slot, jid=jid
+        )
+        return cast("ClaimResult | None", result)
+
+    def rollback_periodic_claim(
+        self, app: App, entry: PeriodicEntry, slot: int, previous_slot: int | None, jid: str
+    ) -> bool | None:
+        """Undo a won claim whose push failed; True when rolled back. Propagates."""
+        result = self._pm.hook.cogworker_rollback_periodic_claim(
+            app=app, entry=entry, slot=slot, previous_slot=previous_slot, jid=jid
+        )
+        return cast("bool | None", result)
+
+    def retake_periodic_lock(self, app: App, job: Payload, ttl: float) -> None:
+        """Notification: set a cron job's running lock if it is missing."""
+        self._notify("cogworker_retake_periodic_lock", app=app, job=job, ttl=ttl)
+
+    def touch_periodic_lock(self, app: App, job: Payload, ttl: float) -> None:
+        """Notification: refresh a cron job's running lock TTL, owner-checked."""
+        self._notify("cogworker_touch_periodic_lock", app=app, job=job, ttl=ttl)
+
+    def release_periodic_lock(self, app: App, job: Payload) -> None:
+        """Notification: release a cron job's running lock, owner-checked."""
+        self._notify("cogworker_release_periodic_lock", app=app, job=job)
+
+    # -- lifecycle ---------------------------------------------------------------------
+
+    def startup(self, worker: WorkerHandle) -> None:
+        """Notification: the worker passed its first heartbeat."""
+        self._notify("cogworker_startup", worker=worker)
+
+    def heartbeat(self, worker: WorkerHandle) -> None:
+        """Notification: a heartbeat succeeded."""
+        self._notify("cogworker_heartbeat", worker=worker)
+
+    def shutdown(self, worker: WorkerHandle) -> None:
+        """Notification: the worker drained and is about to exit."""
+        self._notify("cogworker_shutdown", worker=worker)
+
+    # -- job events --------------------------------------------------------------------
+
+    def job_retried(self, app: App, job: Payload, exception: BaseException, delay: float) -> None:
+        """Notification: a failed job was written to the retry set."""
+        self._notify("cogworker_job_retried", app=app, job=job, exception=exception, delay=delay)
+
+    def job_died(self, app: App, job: Payload, exception: BaseException) -> None:
+        """Notification: a job was moved to the dead set."""
+        self._notify("cogworker_job_died", app=app, job=job, exception=exception)
+
+    def orphans_recovered(self, app: App, identity: str, count: int) -> None:
+        """Notification: a dead process's in-progress jobs were requeued."""
+        self._notify("cogworker_orphans_recovered", app=app, identity=identity, count=count)
+
+    # -- isolation ---------------------------------------------------------------------
+
+    def _notify(self, hook_name: str, **kwargs: object) -> None:
+        """Call each implementation on its own, in pluggy call order (tryfirst first).
+
+        Each gets only the arguments it declares, as pluggy would pass them.
+        """
+        caller: pluggy.HookCaller = getattr(self._pm.hook, hook_name)
+        for impl in reversed(caller.get_hookimpls()):
+            if impl.wrapper or impl.hookwrapper:
+                continue  # rejected at construction; only a late registration gets here
+            args = [kwargs[name] for name in impl.argnames]
+            optional = {name: kwargs[name] for name in impl.kwargnames if name in kwargs}
+            if self._trace:
+                logger.debug("hook %s: calling plugin %r", hook_name, impl.plugin_name)
+            try:
+                impl.function(*args, **optional)
+            except Exception:
+                logger.exception(
+                    "plugin %r raised in %s; the other plugins still run. Fix the plugin or "
+                    "deactivate it with --plugin no:%s",
+                    impl.plugin_name,
+                    hook_name,
+                    impl.plugin_name,
+                )
+
+
+def _reject_notification_wrappers(pm: pluggy.PluginManager) -> None:
+    for hook_name in sorted(NOTIFICATION_HOOKS):
+        caller: pluggy.HookCaller | None = getattr(pm.hook, hook_name, None)
+        for impl in caller.get_hookimpls() if caller is not None else ():
+            if impl.wrapper or impl.hookwrapper:
+                raise PluginError(
+                    f"cogworker plugin {impl.plugin_name!r} implements the notification hook "
+                    f"{hook_name} as a wrapper; notification hooks call each implementation "
+                    "on its own, so there is nothing to wrap. Remove wrapper=True from it."
+                )

@@ -1,0 +1,533 @@
+"""Every cogworker hook specification. The only spec module.
+
+Plugins implement these with ``@cogworker.hookimpl``. The engine never calls ``pm.hook``
+itself: :class:`cogworker.core.hooks.Hooks` is the typed facade and the only caller.
+
+Failure policy, stated per hook: *decision* hooks (fetcher, locks, claims) propagate
+exceptions to the engine, which decides; *notification* hooks (lifecycle, job events) are
+isolated: an exception is logged with the plugin's name and the other plugins still run.
+
+Hooks evolve by adding arguments only: an implementation may accept any subset of a spec's
+arguments, so existing plugins keep working.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol
+
+from cogworker.core.markers import hookspec
+
+if TYPE_CHECKING:
+    import pluggy
+
+    from cogworker.app import App
+    from cogworker.core.broker import Broker, Fetcher
+    from cogworker.core.middleware import ClientMiddleware, ServerMiddleware
+    from cogworker.core.payload import Payload
+    from cogworker.core.periodic_types import ClaimResult, PeriodicEntry
+    from cogworker.core.settings import Settings
+
+
+class WorkerHandle(Protocol):
+    """What a plugin sees of a running worker process in lifecycle hooks."""
+
+    identity: str
+    app: App
+
+    @property
+    def settings(self) -> Settings: ...
+
+    def performing_jobs(self) -> list[Payload]:
+        """Payloads whose ``perform`` has started and not yet returned."""
+        ...
+
+
+# --------------------------------------------------------------------------------------
+# Set-up
+# --------------------------------------------------------------------------------------
+
+
+@hookspec(historic=True)
+def cogworker_addhooks(pluginmanager: pluggy.PluginManager) -> None:
+    """Add new hook specifications from a plugin.
+
+    Called once per plugin manager, also for plugins registered later (historic).
+
+    :param pluginmanager: the manager; call ``pluginmanager.add_hookspecs(module)``.
+
+    Failure policy: propagates (a broken spec module must stop start-up).
+
+    Implemented by builtin: none.
+
+    Example::
+
+        @cogworker.hookimpl
+        def cogworker_addhooks(pluginmanager):
+            pluginmanager.add_hookspecs(my_hookspecs)
+    """
+
+
+@hookspec(historic=True)
+def cogworker_configure(app: App) -> None:
+    """The app's settings are final; read your plugin options here.
+
+    Called once per app, after plugins are activated (historic: late plugins see it too).
+
+    :param app: the application; ``app.settings.plugin_options.get("myplugin", {})``.
+
+    Failure policy: propagates (a plugin that cannot configure itself stops start-up).
+
+    Implemented by builtin: unique, periodic-locks (read their TTLs).
+
+    Example::
+
+        @cogworker.hookimpl
+        def cogworker_configure(app):
+            app.extras["acme"] = AcmeOptions(**app.settings.plugin_options.get("acme", {}))
+    """
+
+
+# --------------------------------------------------------------------------------------
+# Fetch strategy (an exclusive slot)
+# --------------------------------------------------------------------------------------
+
+
+@hookspec(firstresult=True)
+def cogworker_make_fetcher(app: App, broker: Broker) -> Fetcher | None:
+    """Build the fetcher a worker process takes jobs with.
+
+    Called once per worker process at start-up, and again by the engine if the fetcher it
+    made reports the server cannot support it.
+
+    :param app: the application.
+    :param broker: the broker; Redis-aware fetchers check for ``RedisBroker``.
+
+    Stops at the first non-None result.
+
+    Ordering: ``basic`` is ``trylast``, so any other active fetcher wins. Two active
+    fetchers that are not ``trylast`` are a start-up error naming both.
+
+    Failure policy: propagates.
+
+    Implemented by builtin: basic (trylast), reliable.
+
+    Example::
+
+        @cogworker.hookimpl
+        def cogworker_make_fetcher(app, broker):
+            return MyFetcher(broker)
+    """
+
+
+# --------------------------------------------------------------------------------------
+# Middleware
+# --------------------------------------------------------------------------------------
+
+
+@hookspec
+def cogworker_client_middleware(app: App) -> ClientMiddleware | None:
+    """Contribute a middleware around every push.
+
+    Called once per app when the client chain is first built.
+
+    :param app: the application.
+
+    Returns a callable ``(ctx, call_next) -> jid | None`` or None. Results are collected
+    in pluggy call order (``tryfirst`` first); the first is the outermost wrapper. A
+    middleware that does not call ``call_next()`` stops the push: nothing is stored.
+
+    Failure policy: propagates (an exception in the chain fails the push).
+
+    Implemented by builtin: none (unique locks have their own hooks, called first).
+
+    Example::
+
+        @cogworker.hookimpl
+        def cogworker_client_middleware(app):
+            def stamp(ctx, call_next):
+                ctx.job["tenant"] = current_tenant()
+                return call_next()
+            return stamp
+    """
+
+
+@hookspec
+def cogworker_server_middleware(app: App) -> ServerMiddleware | None:
+    """Contribute a middleware around every job run.
+
+    Called once per worker when the server chain is first built.
+
+    :param app: the application.
+
+    Returns a callable ``(ctx, call_next) -> object`` or None; collected like
+    :func:`cogworker_client_middleware`. A middleware that does not call ``call_next()``
+    skips the job, which then counts as processed.
+
+    Failure policy: an exception from a middleware is the job's failure (retry/dead).
+
+    Implemented by builtin: none.
+
+    Example::
+
+        @cogworker.hookimpl
+        def cogworker_server_middleware(app):
+            def timed(ctx, call_next):
+                started = time.monotonic()
+                try:
+                    return call_next()
+                finally:
+                    metrics.observe(ctx.job["class"], time.monotonic() - started)
+            return timed
+    """
+
+
+# --------------------------------------------------------------------------------------
+# Unique jobs
+# --------------------------------------------------------------------------------------
+
+
+@hookspec(firstresult=True)
+def cogworker_acquire_unique_lock(app: App, job: Payload) -> bool | None:
+    """Take the uniqueness lock for a job about to be pushed.
+
+    Called for every push (immediate, scheduled, bulk) before the client middleware.
+
+    :param app: the application.
+    :param job: the normalized payload (has its jid).
+
+    Stops at the first non-None result. True: go on and store the job. False: a duplicate;
+    nothing is stored and ``perform_async`` returns None. None: not a unique job.
+
+    Failure policy: propagates (the push fails; nothing is stored).
+
+    Implemented by builtin: unique.
+
+    Example::
+
+        @cogworker.hookimpl
+        def cogworker_acquire_unique_lock(app, job):
+            if job.get("unique"):
+                return locks.acquire(digest(job), job["jid"], ttl=3600)
+            return None
+    """
+
+
+@hookspec(firstresult=True)
+def cogworker_unique_job_starting(app: App, job: Payload) -> bool | None:
+    """A unique job is about to run; may it?
+
+    Called by the processor before the server chain, for every job.
+
+    :param app: the application.
+    :param job: the payload.
+
+    Stops at the first non-None result. False: not now (another copy runs); the engine puts
+    the job back on the schedule a few seconds ahead. True or None: run it.
+
+    Failure policy: propagates; the engine then runs the job (never loses it) and logs.
+
+    Implemented by builtin: unique (``while_executing``; releases ``until_executing``).
+
+    Example::
+
+        @cogworker.hookimpl
+        def cogworker_unique_job_starting(app, job):
+            return None
+    """
+
+
+@hookspec
+def cogworker_extend_unique_lock(app: App, job: Payload, ttl: float) -> None:
+    """Keep a job's uniqueness lock while it waits for a retry.
+
+    Called after the job was written to the retry set, owner-checked by the implementation.
+
+    :param app: the application.
+    :param job: the payload as stored in retry.
+    :param ttl: seconds to keep it (retry delay + ``unique_lock_ttl``).
+
+    Failure policy: isolated (logged; the job's fate does not change).
+
+    Implemented by builtin: unique.
+
+    Example::
+
+        @cogworker.hookimpl
+        def cogworker_extend_unique_lock(app, job, ttl):
+            locks.extend(digest(job), job["jid"], ttl)
+    """
+
+
+@hookspec
+def cogworker_release_unique_lock(app: App, job: Payload, reason: str) -> None:
+    """Release a job's uniqueness lock, owner-checked.
+
+    Called when the job succeeded or failed for good (``reason`` is one of ``success``,
+    ``dead``, ``killed``, ``discarded``, ``orphaned``), or for ``until_executing`` jobs when
+    it starts (``started``).
+
+    :param app: the application.
+    :param job: the payload.
+    :param reason: why the lock is released.
+
+    Failure policy: isolated; an implementation should retry releases that failed because
+    the store was unavailable (the builtin does so on later heartbeats and at shutdown).
+
+    Implemented by builtin: unique.
+
+    Example::
+
+        @cogworker.hookimpl
+        def cogworker_release_unique_lock(app, job, reason):
+            locks.release(digest(job), job["jid"])
+    """
+
+
+# --------------------------------------------------------------------------------------
+# Periodic (cron) locks
+# --------------------------------------------------------------------------------------
+
+
+@hookspec(firstresult=True)
+def cogworker_claim_periodic_slot(
+    app: App, entry: PeriodicEntry, slot: int, jid: str
+) -> ClaimResult | None:
+    """Claim one cron slot for this process, atomically, fleet-wide.
+
+    Called by every process's ticker for each due slot of each enabled entry.
+
+    :param app: the application.
+    :param entry: the cron entry.
+    :param slot: the slot (epoch seconds of its fire time).
+    :param jid: the jid the job will carry; ``until_executed`` locks are owned by it.
+
+    Stops at the first non-None result.
+
+    Failure policy: propagates (the ticker backs off that entry).
+
+    Implemented by builtin: periodic-locks.
+
+    Example::
+
+        @cogworker.hookimpl
+        def cogworker_claim_periodic_slot(app, entry, slot, jid):
+            return ClaimResult(ClaimOutcome.WON, previous_slot=None)
+    """
+
+
+@hookspec(firstresult=True)
+def cogworker_rollback_periodic_claim(
+    app: App, entry: PeriodicEntry, slot: int, previous_slot: int | None, jid: str
+) -> bool | None:
+    """Undo a won claim whose push failed, so the slot fires on a later tick.
+
+    :param app: the application.
+    :param entry: the cron entry.
+    :param slot: the slot that was claimed.
+    :param previous_slot: the slot recorded before the claim (None if there was none).
+    :param jid: the jid the claim was made for.
+
+    Stops at the first non-None result: True when rolled back.
+
+    Failure policy: propagates; the ticker keeps the rollback and retries it every tick.
+
+    Implemented by builtin: periodic-locks.
+
+    Example::
+
+        @cogworker.hookimpl
+        def cogworker_rollback_periodic_claim(app, entry, slot, previous_slot, jid):
+            return store.rollback(entry.pjid, slot, previous_slot, jid)
+    """
+
+
+@hookspec
+def cogworker_retake_periodic_lock(app: App, job: Payload, ttl: float) -> None:
+    """Make sure a cron job's running lock is held by this job (set if missing).
+
+    Called by the heartbeat for jobs being performed after an outage.
+
+    :param app: the application.
+    :param job: a payload with ``periodic_pjid``.
+    :param ttl: seconds.
+
+    Failure policy: isolated.
+
+    Implemented by builtin: periodic-locks.
+
+    Example::
+
+        @cogworker.hookimpl
+        def cogworker_retake_periodic_lock(app, job, ttl):
+            ...
+    """
+
+
+@hookspec
+def cogworker_touch_periodic_lock(app: App, job: Payload, ttl: float) -> None:
+    """Set a cron job's running lock TTL, owner-checked (start, heartbeat, retry wait).
+
+    :param app: the application.
+    :param job: a payload with ``periodic_pjid``.
+    :param ttl: seconds.
+
+    Failure policy: isolated.
+
+    Implemented by builtin: periodic-locks.
+
+    Example::
+
+        @cogworker.hookimpl
+        def cogworker_touch_periodic_lock(app, job, ttl):
+            ...
+    """
+
+
+@hookspec
+def cogworker_release_periodic_lock(app: App, job: Payload) -> None:
+    """Release a cron job's running lock, owner-checked, when it finished for good.
+
+    :param app: the application.
+    :param job: a payload with ``periodic_pjid``.
+
+    Failure policy: isolated; failed releases are retried later by the implementation.
+
+    Implemented by builtin: periodic-locks.
+
+    Example::
+
+        @cogworker.hookimpl
+        def cogworker_release_periodic_lock(app, job):
+            ...
+    """
+
+
+# --------------------------------------------------------------------------------------
+# Lifecycle
+# --------------------------------------------------------------------------------------
+
+
+@hookspec
+def cogworker_startup(worker: WorkerHandle) -> None:
+    """A worker process passed its first heartbeat and is about to fetch.
+
+    :param worker: the running worker.
+
+    Failure policy: isolated.
+
+    Implemented by builtin: none.
+
+    Example::
+
+        @cogworker.hookimpl
+        def cogworker_startup(worker):
+            log.info("worker %s up", worker.identity)
+    """
+
+
+@hookspec
+def cogworker_heartbeat(worker: WorkerHandle) -> None:
+    """Called after each successful heartbeat (every ``heartbeat_interval`` seconds).
+
+    :param worker: the running worker.
+
+    Failure policy: isolated; a failing implementation never fails the beat.
+
+    Implemented by builtin: unique, periodic-locks (retry deferred releases, keep locks).
+
+    Example::
+
+        @cogworker.hookimpl
+        def cogworker_heartbeat(worker):
+            ...
+    """
+
+
+@hookspec
+def cogworker_shutdown(worker: WorkerHandle) -> None:
+    """The worker has drained (or given up waiting) and is about to exit.
+
+    :param worker: the stopping worker.
+
+    Failure policy: isolated.
+
+    Implemented by builtin: unique, periodic-locks (a last try at deferred releases).
+
+    Example::
+
+        @cogworker.hookimpl
+        def cogworker_shutdown(worker):
+            ...
+    """
+
+
+# --------------------------------------------------------------------------------------
+# Job events
+# --------------------------------------------------------------------------------------
+
+
+@hookspec
+def cogworker_job_retried(app: App, job: Payload, exception: BaseException, delay: float) -> None:
+    """A failed job was written to the retry set.
+
+    :param app: the application.
+    :param job: the payload as stored.
+    :param exception: what the job raised.
+    :param delay: seconds until it runs again.
+
+    Failure policy: isolated.
+
+    Implemented by builtin: none.
+
+    Example::
+
+        @cogworker.hookimpl
+        def cogworker_job_retried(app, job, exception, delay):
+            ...
+    """
+
+
+@hookspec
+def cogworker_job_died(app: App, job: Payload, exception: BaseException) -> None:
+    """A job was moved to the dead set (out of retries, killed, or orphaned too often).
+
+    Called once per death, by the process whose write put it there, after the death
+    handlers of the app.
+
+    :param app: the application.
+    :param job: a copy of the payload as stored in dead.
+    :param exception: the job's exception, or ``JobFailedError``/``JobOrphanedError``.
+
+    Failure policy: isolated.
+
+    Implemented by builtin: unique, periodic-locks (release locks).
+
+    Example::
+
+        @cogworker.hookimpl
+        def cogworker_job_died(app, job, exception):
+            alert(job["class"], exception)
+    """
+
+
+@hookspec
+def cogworker_orphans_recovered(app: App, identity: str, count: int) -> None:
+    """Jobs left in progress by a dead process were put back on their queues.
+
+    :param app: the application.
+    :param identity: the dead process.
+    :param count: how many jobs.
+
+    Failure policy: isolated.
+
+    Implemented by builtin: none.
+
+    Example::
+
+        @cogworker.hookimpl
+        def cogworker_orphans_recovered(app, identity, count):
+            ...
+    """
+
+
+ALL_HOOKS: tuple[str, ...] = tuple(sorted(n for n in dir() if n.startswith("cogworker_")))

@@ -1,0 +1,253 @@
+"""Declaring jobs: ``@app.job`` on a function or a :class:`Job` subclass, and the
+``perform_async`` / ``perform_in`` / ``perform_at`` / ``set`` calls that enqueue them."""
+
+from __future__ import annotations
+
+import datetime as dt
+import inspect
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from cogworker.core.errors import JobDefinitionError
+from cogworker.core.payload import DEFAULT_QUEUE, Payload, check_json_args, resolve_at
+
+if TYPE_CHECKING:
+    from cogworker.app import App
+
+UNIQUE_MODES = ("until_executed", "until_executing", "while_executing")
+RESERVED_OPTIONS = frozenset({"class", "args", "jid", "created_at", "enqueued_at", "at"})
+
+RetryIn = Callable[..., Any]
+RetriesExhausted = Callable[..., Any]
+
+
+@dataclass(slots=True)
+class JobDefinition:
+    """What the registry knows about one job name."""
+
+    name: str
+    target: Callable[..., Any] | type[Job]
+    options: dict[str, Any] = field(default_factory=dict)
+    retry_in: RetryIn | None = None
+    retries_exhausted: RetriesExhausted | None = None
+    unique_args: Callable[[list[Any]], list[Any]] | None = None
+
+    @property
+    def is_class(self) -> bool:
+        return isinstance(self.target, type)
+
+    @property
+    def is_async(self) -> bool:
+        func = self.target.perform if isinstance(self.target, type) else self.target
+        return inspect.iscoroutinefunction(func)
+
+    @property
+    def queue(self) -> str:
+        return str(self.options.get("queue", DEFAULT_QUEUE))
+
+    def instantiate(self, jid: str, job: Payload) -> Any:
+        """The object whose ``perform`` runs the job (a Job instance or the function)."""
+        if isinstance(self.target, type):
+            instance = self.target()
+            instance.jid = jid
+            instance.job = job
+            return instance
+        return self.target
+
+    def perform_callable(self, instance: Any) -> Callable[..., Any]:
+        return instance.perform if isinstance(self.target, type) else instance
+
+
+def validate_options(name: str, options: Mapping[str, Any]) -> dict[str, Any]:
+    """Check the options every job understands; custom options pass through untouched."""
+    checked = dict(options)
+    bad = RESERVED_OPTIONS.intersection(checked)
+    if bad:
+        raise JobDefinitionError(
+            f"job {name!r}: option(s) {sorted(bad)} are set by cogworker itself; rename them"
+        )
+    queue = checked.get("queue", DEFAULT_QUEUE)
+    if not isinstance(queue, str) or not queue or any(c.isspace() for c in queue):
+        raise JobDefinitionError(f"job {name!r}: queue must be a non-empty name, not {queue!r}")
+    retry = checked.get("retry", True)
+    if not isinstance(retry, (bool, int)) or (not isinstance(retry, bool) and retry < 0):
+        raise JobDefinitionError(
+            f"job {name!r}: retry must be True, False or a whole number >= 0, not {retry!r}"
+        )
+    unique = checked.get("unique")
+    if unique is not None and unique not in UNIQUE_MODES:
+        raise JobDefinitionError(
+            f"job {name!r}: unique must be one of {', '.join(UNIQUE_MODES)} or None, "
+            f"not {unique!r}"
+        )
+    unique_for = checked.get("unique_for")
+    if unique_for is not None and (
+        isinstance(unique_for, bool) or not isinstance(unique_for, (int, float)) or unique_for <= 0
+    ):
+        raise JobDefinitionError(
+            f"job {name!r}: unique_for must be a number of seconds > 0, not {unique_for!r}"
+        )
+    check_json_args(name, [dict(checked)])
+    return checked
+
+
+def to_epoch(when: float | int | dt.datetime | dt.timedelta) -> float:
+    """``perform_in``/``perform_at`` argument → absolute epoch seconds."""
+    now = time.time()
+    if isinstance(when, dt.timedelta):
+        return now + when.total_seconds()
+    if isinstance(when, dt.datetime):
+        if when.tzinfo is None:
+            when = when.astimezone()  # a naive datetime is local time, as datetime does
+        return when.timestamp()
+    if isinstance(when, bool) or not isinstance(when, (int, float)):
+        raise TypeError(
+            f"the delay must be seconds, a timedelta or a datetime, not {type(when).__name__}"
+        )
+    return resolve_at(float(when), now)
+
+
+class Enqueuer:
+    """``perform_async`` and friends for one job, with optional one-call overrides."""
+
+    def __init__(self, app: App, definition: JobDefinition, overrides: Mapping[str, Any]):
+        self._app = app
+        self._definition = definition
+        self._overrides = dict(overrides)
+
+    def _payload(self, args: tuple[Any, ...]) -> Payload:
+        options = {**self._definition.options, **self._overrides}
+        options.pop("unique_args", None)
+        payload: Payload = {"class": self._definition.name, **options}
+        payload["args"] = check_json_args(self._definition.name, args)
+        return payload
+
+    def perform_async(self, *args: Any) -> str | None:
+        """Enqueue now; returns the jid, or None when a unique duplicate was skipped."""
+        return self._app.push(self._payload(args))
+
+    def perform_in(self, delay: float | dt.timedelta, *args: Any) -> str | None:
+        """Enqueue to run ``delay`` seconds (or a timedelta) from now."""
+        payload = self._payload(args)
+        payload["at"] = to_epoch(delay)
+        return self._app.push(payload)
+
+    def perform_at(self, when: float | dt.datetime, *args: Any) -> str | None:
+        """Enqueue to run at a datetime or epoch seconds."""
+        payload = self._payload(args)
+        payload["at"] = to_epoch(when)
+        return self._app.push(payload)
+
+    def set(self, **overrides: Any) -> Enqueuer:
+        """The same job with options changed for the next call only (queue=, retry=...)."""
+        merged = {**self._overrides, **overrides}
+        validate_options(self._definition.name, {**self._definition.options, **merged})
+        return Enqueuer(self._app, self._definition, merged)
+
+
+class JobFunction:
+    """What ``@app.job`` returns for a function: still callable, plus the enqueue calls."""
+
+    def __init__(self, app: App, definition: JobDefinition, func: Callable[..., Any]):
+        self.app = app
+        self.definition = definition
+        self.func = func
+        self.__wrapped__ = func
+        self.__doc__ = func.__doc__
+        self.__name__ = getattr(func, "__name__", definition.name)
+
+    @property
+    def name(self) -> str:
+        return self.definition.name
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.func(*args, **kwargs)
+
+    def _enqueuer(self) -> Enqueuer:
+        return Enqueuer(self.app, self.definition, {})
+
+    def perform_async(self, *args: Any) -> str | None:
+        return self._enqueuer().perform_async(*args)
+
+    def perform_in(self, delay: float | dt.timedelta, *args: Any) -> str | None:
+        return self._enqueuer().perform_in(delay, *args)
+
+    def perform_at(self, when: float | dt.datetime, *args: Any) -> str | None:
+        return self._enqueuer().perform_at(when, *args)
+
+    def set(self, **overrides: Any) -> Enqueuer:
+        return self._enqueuer().set(**overrides)
+
+
+class Job:
+    """Base class for class-based jobs. Class attributes are options; subclasses inherit.
+
+    ::
+
+        @app.job
+        class Report(cogworker.Job):
+            queue = "reports"
+            retry = 5
+
+            def perform(self, account_id):
+                ...
+
+            def retry_in(self, count, exc, job):  # optional: seconds, "kill" or "discard"
+                return 10 * (count + 1)
+    """
+
+    queue: ClassVar[str] = DEFAULT_QUEUE
+    retry: ClassVar[bool | int] = True
+    unique: ClassVar[str | None] = None
+    options: ClassVar[Mapping[str, Any]] = {}
+
+    jid: str
+    job: Payload
+
+    _cogworker_app: ClassVar[App | None] = None
+    _cogworker_definition: ClassVar[JobDefinition | None] = None
+
+    def perform(self, *args: Any) -> Any:
+        raise NotImplementedError(f"{type(self).__name__} must define perform(self, *args)")
+
+    @classmethod
+    def class_options(cls) -> dict[str, Any]:
+        merged: dict[str, Any] = {}
+        for klass in reversed(cls.__mro__):
+            merged.update(klass.__dict__.get("options", {}) or {})
+        merged.update(queue=cls.queue, retry=cls.retry)
+        if cls.unique is not None:
+            merged["unique"] = cls.unique
+        return merged
+
+    @classmethod
+    def _enqueuer(cls) -> Enqueuer:
+        definition = cls.__dict__.get("_cogworker_definition")
+        if cls._cogworker_app is None or definition is None:
+            raise JobDefinitionError(
+                f"job class {cls.__qualname__} is not registered: decorate it with @app.job"
+            )
+        return Enqueuer(cls._cogworker_app, definition, {})
+
+    @classmethod
+    def perform_async(cls, *args: Any) -> str | None:
+        return cls._enqueuer().perform_async(*args)
+
+    @classmethod
+    def perform_in(cls, delay: float | dt.timedelta, *args: Any) -> str | None:
+        return cls._enqueuer().perform_in(delay, *args)
+
+    @classmethod
+    def perform_at(cls, when: float | dt.datetime, *args: Any) -> str | None:
+        return cls._enqueuer().perform_at(when, *args)
+
+    @classmethod
+    def set(cls, **overrides: Any) -> Enqueuer:
+        return cls._enqueuer().set(**overrides)
+
+
+def default_name(target: Callable[..., Any] | type) -> str:
+    module = getattr(target, "__module__", None) or "__main__"
+    return f"{module}.{target.__qualname__}"

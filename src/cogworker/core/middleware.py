@@ -1,0 +1,81 @@
+"""Client and server middleware: the Protocols and the chain that runs them.
+
+A middleware receives the call and a continuation. Calling the continuation runs the rest of
+the chain and finally the innermost step; not calling it stops there:
+
+* client chain: the job is not stored (``push`` still returns its jid);
+* server chain: ``perform`` does not run and the job counts as processed.
+
+The first middleware in the list is the outermost wrapper.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+from cogworker.core.payload import Payload
+
+if TYPE_CHECKING:
+    from cogworker.app import App
+    from cogworker.core.job import JobDefinition
+
+T = TypeVar("T")
+
+
+@dataclass(slots=True)
+class PushContext:
+    """One push on its way through the client chain."""
+
+    app: App
+    job: Payload
+    queue: str
+    scheduled_at: float | None = None
+
+
+@dataclass(slots=True)
+class JobContext:
+    """One job on its way through the server chain.
+
+    ``instance`` is the job object (None when the name could not be resolved: the
+    resolution error is then raised inside the chain so middleware still sees it).
+    """
+
+    app: App
+    job: Payload
+    queue: str
+    raw: str
+    definition: JobDefinition | None
+    instance: Any = None
+    extras: dict[str, Any] = field(default_factory=dict)
+
+
+class ClientMiddleware(Protocol):
+    """Wraps a push. Return ``call_next()``'s result to let it through."""
+
+    def __call__(self, ctx: PushContext, call_next: Callable[[], str | None]) -> str | None: ...
+
+
+class ServerMiddleware(Protocol):
+    """Wraps a job's run. Call ``call_next()`` to run the job (and inner middleware)."""
+
+    def __call__(self, ctx: JobContext, call_next: Callable[[], object]) -> object: ...
+
+
+C = TypeVar("C")
+
+
+def run_chain(
+    chain: Sequence[Callable[[C, Callable[[], T]], T]],
+    ctx: C,
+    innermost: Callable[[], T],
+) -> T:
+    """Run ``chain`` around ``innermost``; element 0 is the outermost wrapper."""
+
+    def call(index: int) -> T:
+        if index == len(chain):
+            return innermost()
+        return chain[index](ctx, lambda: call(index + 1))
+
+    return call(0)

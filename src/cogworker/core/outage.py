@@ -1,0 +1,78 @@
+"""Error reporting that stays readable while the broker is away.
+
+While Redis is down every thread fails every second. :class:`OutageLog` logs the first
+unavailability error of each *site* (``"fetch"``, ``"heartbeat"``...), then one summary at
+most every ``summary_interval`` seconds, and one line when the site works again. Any other
+error is logged in full every time.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import dataclass
+
+from cogworker.core.errors import BrokerUnavailableError
+
+logger = logging.getLogger("cogworker.outage")
+
+SUMMARY_INTERVAL = 60.0
+
+
+@dataclass(slots=True)
+class _Outage:
+    started: float
+    last_summary: float
+    count: int = 1
+    since_summary: int = 0
+    latest: str = ""
+
+
+class OutageLog:
+    def __init__(self, summary_interval: float = SUMMARY_INTERVAL,
+                 log: logging.Logger = logger) -> None:
+        self._interval = summary_interval
+        self._log = log
+        self._outages: dict[str, _Outage] = {}
+        self._lock = threading.Lock()
+
+    def report(self, site: str, exc: BaseException) -> None:
+        """Log ``exc`` raised at ``site``, collapsing repeats of unavailability."""
+        if not isinstance(exc, BrokerUnavailableError):
+            self._log.error("%s: %s: %s", site, type(exc).__name__, exc, exc_info=exc)
+            return
+        now = time.monotonic()
+        with self._lock:
+            outage = self._outages.get(site)
+            if outage is None:
+                self._outages[site] = _Outage(started=now, last_summary=now, latest=str(exc))
+                first = True
+            else:
+                first = False
+                outage.count += 1
+                outage.since_summary += 1
+                outage.latest = str(exc)
+                due = now - outage.last_summary >= self._interval
+                if due:
+                    repeats, outage.since_summary, outage.last_summary = (
+                        outage.since_summary, 0, now)
+        if first:
+            self._log.error("%s: Redis unavailable: %s (repeats summarized every %ds)",
+                            site, exc, int(self._interval))
+        elif due:
+            self._log.error("%s: still unavailable: %d more error(s) in the last %ds "
+                            "(latest: %s)", site, repeats, int(self._interval), exc)
+
+    def recovered(self, site: str) -> None:
+        """The site worked: close its outage with one line, if it had one."""
+        if site not in self._outages:
+            return
+        with self._lock:
+            outage = self._outages.pop(site, None)
+        if outage is not None:
+            self._log.warning("%s: Redis available again after %d error(s) over %.0fs",
+                              site, outage.count, time.monotonic() - outage.started)
+
+    def is_down(self, site: str) -> bool:
+        return site in self._outages

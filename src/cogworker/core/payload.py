@@ -1,0 +1,202 @@
+"""The job payload: the JSON object stored in Redis, as the original defines it.
+
+Raw payloads (the exact stored string) are opaque: removal in Redis matches bytes, so a raw
+string is never re-serialized to find it again. New payloads are always built here, on the
+client side, never inside Lua.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import secrets
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from cogworker.core.errors import JobArgumentError, PayloadError
+
+Payload = dict[str, Any]
+
+DEFAULT_QUEUE = "default"
+DEFAULT_MAX_RETRY_ATTEMPTS = 25
+ERROR_MESSAGE_LIMIT = 10_000
+RAW_PAYLOAD_LIMIT = 100_000
+UNPARSEABLE_CLASS = "(unparseable)"
+RELATIVE_TIME_LIMIT = 1_000_000_000  # perform_in/at: below this a number is "seconds from now"
+
+_JSON_HINT = {
+    "datetime": "pass an ISO-8601 string (dt.isoformat()) or epoch seconds (dt.timestamp())",
+    "date": "pass an ISO-8601 string (d.isoformat())",
+    "set": "pass a list (sorted(values))",
+    "frozenset": "pass a list (sorted(values))",
+    "tuple": "pass a list: JSON has no tuples, and the job would receive a list",
+    "bytes": "pass a str (decode it, or base64-encode binary data)",
+    "Decimal": "pass a str (str(value)) to keep every digit, or a float",
+    "UUID": "pass a str (str(value))",
+    "float": "pass a finite number or None: JSON cannot hold NaN or infinity",
+}
+
+
+def new_jid() -> str:
+    """A new job id: 12 random bytes as 24 lowercase hex characters."""
+    return secrets.token_hex(12)
+
+
+def dumps(obj: Any) -> str:
+    """Compact JSON matching the Ruby generator (no spaces, UTF-8 kept, no NaN)."""
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def check_json_args(job_name: str, args: Sequence[Any]) -> list[Any]:
+    """Return ``args`` as a list, or raise :class:`JobArgumentError` naming the bad one.
+
+    Only plain JSON travels: None, bool, int, finite float, str, list and dict with str
+    keys. Nothing is coerced, so what the job receives equals what was passed.
+    """
+    checked = list(args)
+    for index, value in enumerate(checked):
+        _check_value(job_name, f"#{index + 1}", value)
+    return checked
+
+
+def _check_value(job_name: str, position: str, value: Any) -> None:
+    if value is None or isinstance(value, (bool, int, str)):
+        return
+    if isinstance(value, float):
+        if math.isfinite(value):
+            return
+        raise JobArgumentError(job_name, position, value, _JSON_HINT["float"])
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            _check_value(job_name, f"{position}[{index}]", item)
+        return
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise JobArgumentError(
+                    job_name,
+                    f"{position} key {key!r}",
+                    key,
+                    "dict keys must be str (JSON object keys are strings)",
+                )
+            _check_value(job_name, f"{position}[{key!r}]", item)
+        return
+    hint = _JSON_HINT.get(type(value).__name__, "pass only None, bool, int, float, str, "
+                          "list and dict with str keys (convert the object to one of them)")
+    raise JobArgumentError(job_name, position, value, hint)
+
+
+def normalize(item: Mapping[str, Any], now: float | None = None) -> Payload:
+    """Fill in what a stored payload needs: jid, queue, retry, created_at, args list."""
+    if "class" not in item or not isinstance(item["class"], str) or not item["class"]:
+        raise PayloadError("a job payload needs a non-empty string 'class'", repr(item))
+    job = {str(k): v for k, v in item.items()}
+    job["args"] = check_json_args(job["class"], job.get("args") or [])
+    job.setdefault("queue", DEFAULT_QUEUE)
+    if not isinstance(job["queue"], str) or not job["queue"]:
+        raise PayloadError(f"queue must be a non-empty string, not {job['queue']!r}", repr(item))
+    if not job.get("jid"):
+        job["jid"] = new_jid()
+    if "retry" not in job or job["retry"] is None:
+        job["retry"] = True
+    job.setdefault("created_at", time.time() if now is None else now)
+    return job
+
+
+def resolve_at(when: float, now: float) -> float:
+    """``perform_in``/``perform_at``: a small number is relative, a big one absolute."""
+    return now + when if when < RELATIVE_TIME_LIMIT else float(when)
+
+
+def encode(job: Mapping[str, Any]) -> str:
+    """Serialize a payload; a non-JSON value raises :class:`JobArgumentError`."""
+    try:
+        return dumps(job)
+    except (TypeError, ValueError) as exc:
+        name = str(job.get("class", "?"))
+        for key, value in job.items():
+            if key != "args":
+                _check_value(name, f"option {key!r}", value)
+        raise JobArgumentError(name, "payload", job, str(exc)) from exc
+
+
+def decode(raw: bytes | str) -> Payload:
+    """Parse a raw payload; anything that is not a job object raises :class:`PayloadError`."""
+    try:
+        text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+        job = json.loads(text)
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise PayloadError(f"not JSON: {exc}", raw) from exc
+    if not isinstance(job, dict):
+        raise PayloadError(f"not a JSON object but a {type(job).__name__}", raw)
+    queue = job.get("queue")
+    if not isinstance(queue, str) or not queue:
+        raise PayloadError("the payload has no queue name", raw)
+    return job
+
+
+def max_retries(retry: Any) -> int:
+    """How many retries the ``retry`` option allows after the first failure."""
+    if retry is None or retry is True:
+        return DEFAULT_MAX_RETRY_ATTEMPTS
+    if retry is False:
+        return 0
+    if isinstance(retry, int):
+        return max(retry, 0)
+    if isinstance(retry, float):
+        return max(int(retry), 0) if math.isfinite(retry) else 0
+    if isinstance(retry, str):
+        try:
+            return max(int(retry.strip()), 0)
+        except ValueError:
+            return 0
+    return 0
+
+
+def error_message(exc: BaseException) -> str:
+    """The exception's message as valid UTF-8, cut to :data:`ERROR_MESSAGE_LIMIT`."""
+    try:
+        text = str(exc)
+    except Exception:
+        text = f"#<{type(exc).__name__}>"
+    return text.encode("utf-8", "replace").decode("utf-8")[:ERROR_MESSAGE_LIMIT]
+
+
+def error_class(exc: BaseException) -> str:
+    cls = type(exc)
+    module = cls.__module__
+    return cls.__qualname__ if module == "builtins" else f"{module}.{cls.__qualname__}"
+
+
+def unparseable_wrapper(
+    raw: bytes | str, queue: str | None, reason: str, now: float, error_cls: str = "PayloadError"
+) -> Payload:
+    """Wrap bytes that are not a job so they can be buried in dead with their content."""
+    text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
+    return {
+        "class": UNPARSEABLE_CLASS,
+        "args": [],
+        "queue": queue,
+        "jid": new_jid(),
+        "retry": False,
+        "retry_count": 0,
+        "enqueued_at": now,
+        "failed_at": now,
+        "error_class": error_cls,
+        "error_message": reason[:ERROR_MESSAGE_LIMIT],
+        "raw_payload": text[:RAW_PAYLOAD_LIMIT],
+    }
+
+
+def is_terminal(job: Mapping[str, Any]) -> bool:
+    """Whether the failure being recorded is the last one (the single shared predicate).
+
+    ``retry_count`` here is the number of attempts *before* this failure.
+    """
+    outcome = job.get("failure_outcome")
+    if outcome is not None:
+        return bool(outcome != "retry")
+    count = job.get("retry_count", 0)
+    count = count if isinstance(count, int) else 0
+    return count >= max_retries(job.get("retry"))

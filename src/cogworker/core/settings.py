@@ -1,0 +1,275 @@
+"""The one validated, immutable settings object.
+
+``Settings`` holds typed values only and checks every field once, in ``__post_init__``.
+Turning loosely typed input (environment strings, YAML, TOML, CLI flags) into these types
+happens in one other place, :mod:`cogworker.core.config_layers`; reading files and the
+environment happens in :mod:`cogworker.core.config_sources`. ``docs/reference/settings.md``
+lists every field with its environment variable, CLI flag and meaning.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import math
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from cogworker.core.errors import ConfigurationError
+
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+LOG_FORMATS = ("text", "json")
+REDIS_URL_SCHEMES = ("redis://", "rediss://", "unix://", "redis+sentinel://")
+DEACTIVATE_PREFIX = "no:"
+MAX_CONCURRENCY = 1000
+
+_PLUGIN_NAME = re.compile(r"[a-z0-9_.:-]+")
+_PLUGIN_NAME_TEXT = "lowercase letters, digits, '-', '_', '.' and ':'"
+
+
+def _empty_plugin_options() -> Mapping[str, Mapping[str, Any]]:
+    return MappingProxyType({})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Settings:
+    """Everything a cogworker process is configured with; validated when built.
+
+    Times are in seconds. Build one directly (``Settings(concurrency=5)``), derive one with
+    :meth:`replace`, or let :func:`cogworker.core.config_sources.load_settings` merge the
+    code, file, environment and CLI layers. An invalid value raises
+    :class:`~cogworker.core.errors.ConfigurationError` naming the field, the value and what
+    is accepted.
+    """
+
+    redis_url: str | None = None
+    namespace: str = "cogworker"
+    cluster: bool = False
+    concurrency: int = 10
+    queues: tuple[str, ...] = ("default",)
+    fetch: str = "reliable"
+    fetch_idle_max_interval: float = 1.0
+    orphan_threshold: float = 300.0
+    max_orphanings: int = 3
+    unique_lock_ttl: float = 86400.0
+    periodic_catch_up: bool = True
+    timeout: float = 25.0
+    heartbeat_interval: float = 5.0
+    heartbeat_ttl: float = 60.0
+    poll_interval: float = 5.0
+    orphan_check_interval: float = 60.0
+    dead_max_jobs: int = 10000
+    dead_timeout: float = 15552000.0
+    plugins: tuple[str, ...] = ()
+    log_level: str = "INFO"
+    log_format: str = "text"
+    logfile: str | None = None
+    environment: str | None = None
+    plugin_options: Mapping[str, Mapping[str, Any]] = field(default_factory=_empty_plugin_options)
+
+    def __post_init__(self) -> None:
+        for name, rule in _RULES.items():
+            rule.validate(name, getattr(self, name))
+        if self.heartbeat_ttl <= self.heartbeat_interval:
+            raise ConfigurationError(
+                "heartbeat_ttl",
+                self.heartbeat_ttl,
+                f"a number of seconds greater than heartbeat_interval "
+                f"({self.heartbeat_interval!r}), so a live process never looks dead",
+            )
+        for name in _FLOAT_FIELDS:
+            object.__setattr__(self, name, float(getattr(self, name)))
+        object.__setattr__(self, "log_level", self.log_level.upper())
+        object.__setattr__(self, "log_format", self.log_format.lower())
+        object.__setattr__(self, "plugin_options", _read_only_options(self.plugin_options))
+
+    @classmethod
+    def field_names(cls) -> tuple[str, ...]:
+        """Every setting name, in declaration order."""
+        return tuple(f.name for f in dataclasses.fields(cls))
+
+    def replace(self, **changes: Any) -> Settings:
+        """A copy with ``changes`` applied, validated like a new object."""
+        for key, value in changes.items():
+            if key not in _FIELD_NAMES:
+                raise unknown_setting_error(key, value, source=None)
+        return dataclasses.replace(self, **changes)
+
+
+def unknown_setting_error(
+    key: str,
+    value: object,
+    source: str | None,
+    *,
+    spelling: Callable[[str], str] = str,
+) -> ConfigurationError:
+    """The error for a key that names no setting, with the closest valid name suggested.
+
+    ``spelling`` turns a field name into how the source spells it (for example
+    ``COGWORKER_CONCURRENCY`` for the environment), so both the suggestion and the list of
+    valid names read in the user's terms.
+    """
+    spelled = [spelling(name) for name in _FIELD_NAMES]
+    close = difflib.get_close_matches(key, spelled, n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return ConfigurationError(
+        key,
+        value,
+        f"a known setting name{hint}; valid names are: {', '.join(spelled)}",
+        source,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Rule:
+    """What one field accepts: a test, and the words that describe it to the user."""
+
+    accepted: str
+    test: Callable[[Any], bool]
+    per_item: bool = False  # the value is a tuple; test each item and report the bad one
+    min_items: int = 0
+
+    def validate(self, name: str, value: object) -> None:
+        if not self.per_item:
+            if not self.test(value):
+                raise ConfigurationError(name, value, self.accepted)
+            return
+        if not isinstance(value, tuple) or len(value) < self.min_items:
+            raise ConfigurationError(name, value, self.accepted)
+        for item in value:
+            if not self.test(item):
+                raise ConfigurationError(name, item, self.accepted)
+
+
+def _is_bool(value: object) -> bool:
+    return isinstance(value, bool)
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _int_at_least(low: int, high: int | None = None) -> _Rule:
+    if high is None:
+        return _Rule(f"an integer >= {low}", lambda v: _is_int(v) and v >= low)
+    return _Rule(f"an integer from {low} to {high}", lambda v: _is_int(v) and low <= v <= high)
+
+
+def _seconds_above_zero() -> _Rule:
+    return _Rule("a finite number of seconds greater than 0", lambda v: _is_number(v) and v > 0)
+
+
+def _is_plugin_name(value: object) -> bool:
+    return isinstance(value, str) and _PLUGIN_NAME.fullmatch(value) is not None
+
+
+def _is_plugin_change(value: object) -> bool:
+    if not isinstance(value, str):
+        return False
+    name = value.removeprefix(DEACTIVATE_PREFIX)
+    return _is_plugin_name(name)
+
+
+def _is_queue_name(value: object) -> bool:
+    return (
+        isinstance(value, str)
+        and value != ""
+        and "," not in value
+        and not any(char.isspace() for char in value)
+    )
+
+
+def _is_namespace(value: object) -> bool:
+    return (
+        isinstance(value, str)
+        and value != ""
+        and not any(char.isspace() or char in "{}" for char in value)
+    )
+
+
+def _is_optional_text(value: object) -> bool:
+    return value is None or (isinstance(value, str) and value != "")
+
+
+def _is_redis_url(value: object) -> bool:
+    return value is None or (isinstance(value, str) and value.startswith(REDIS_URL_SCHEMES))
+
+
+def _is_log_level(value: object) -> bool:
+    return isinstance(value, str) and value.upper() in LOG_LEVELS
+
+
+def _is_log_format(value: object) -> bool:
+    return isinstance(value, str) and value.lower() in LOG_FORMATS
+
+
+def _is_plugin_options(value: object) -> bool:
+    if not isinstance(value, Mapping):
+        return False
+    return all(
+        isinstance(plugin, str)
+        and isinstance(options, Mapping)
+        and all(isinstance(option, str) for option in options)
+        for plugin, options in value.items()
+    )
+
+
+def _read_only_options(
+    options: Mapping[str, Mapping[str, Any]],
+) -> Mapping[str, Mapping[str, Any]]:
+    return MappingProxyType(
+        {plugin: MappingProxyType(dict(values)) for plugin, values in options.items()}
+    )
+
+
+_RULES: dict[str, _Rule] = {
+    "redis_url": _Rule(
+        f"None or a URL starting with {', '.join(REDIS_URL_SCHEMES)}", _is_redis_url
+    ),
+    "namespace": _Rule("a non-empty string without whitespace or braces ({ })", _is_namespace),
+    "cluster": _Rule("true or false", _is_bool),
+    "concurrency": _int_at_least(1, MAX_CONCURRENCY),
+    "queues": _Rule(
+        "at least one queue name; each name non-empty, without whitespace or commas "
+        "(repeat a name to weight it)",
+        _is_queue_name,
+        per_item=True,
+        min_items=1,
+    ),
+    "fetch": _Rule(f"a fetch plugin name made of {_PLUGIN_NAME_TEXT}", _is_plugin_name),
+    "fetch_idle_max_interval": _seconds_above_zero(),
+    "orphan_threshold": _seconds_above_zero(),
+    "max_orphanings": _int_at_least(1),
+    "unique_lock_ttl": _seconds_above_zero(),
+    "periodic_catch_up": _Rule("true or false", _is_bool),
+    "timeout": _Rule("a finite number of seconds >= 0", lambda v: _is_number(v) and v >= 0),
+    "heartbeat_interval": _seconds_above_zero(),
+    "heartbeat_ttl": _seconds_above_zero(),
+    "poll_interval": _seconds_above_zero(),
+    "orphan_check_interval": _seconds_above_zero(),
+    "dead_max_jobs": _int_at_least(1),
+    "dead_timeout": _seconds_above_zero(),
+    "plugins": _Rule(
+        f"plugin changes, each NAME to activate or no:NAME to deactivate, NAME made of "
+        f"{_PLUGIN_NAME_TEXT}",
+        _is_plugin_change,
+        per_item=True,
+    ),
+    "log_level": _Rule(f"one of {', '.join(LOG_LEVELS)} (any case)", _is_log_level),
+    "log_format": _Rule(" or ".join(LOG_FORMATS), _is_log_format),
+    "logfile": _Rule("None or a non-empty file path", _is_optional_text),
+    "environment": _Rule("None or a non-empty string", _is_optional_text),
+    "plugin_options": _Rule(
+        "a mapping of plugin name to a mapping of option name to value", _is_plugin_options
+    ),
+}
+
+_FIELD_NAMES = Settings.field_names()
+_FLOAT_FIELDS = tuple(f.name for f in dataclasses.fields(Settings) if isinstance(f.default, float))

@@ -1,0 +1,34 @@
+-- Put one fetched job back at the head of its queue, if this process still holds it:
+-- re-take its cron running lock (when given), RPUSH the raw verbatim onto the queue (the
+-- end the next fetch pops), announce it on the wake-up channel, THEN drop it from the
+-- in-progress list (write first, remove second).
+--
+-- KEYS[1]  this process's in-progress list
+-- KEYS[2]  the target queue list
+-- KEYS[3]  (optional) the periodic running lock to re-take for this jid
+-- ARGV[1]  the raw payload
+-- ARGV[2]  the job's jid (owner value of the running lock)
+-- ARGV[3]  the running lock's TTL in whole seconds (queued TTL)
+-- ARGV[4]  the wake-up pub/sub channel
+-- ARGV[5]  the queue name published on it
+--
+-- Returns 1 when requeued, 0 when the raw was no longer on the in-progress list.
+-- luacheck: globals KEYS ARGV redis
+
+if not redis.call('LPOS', KEYS[1], ARGV[1]) then
+  return 0
+end
+
+if KEYS[3] then
+  local owner = redis.call('GET', KEYS[3])
+  if not owner then
+    redis.call('SET', KEYS[3], ARGV[2], 'EX', ARGV[3])
+  elseif owner == ARGV[2] then
+    redis.call('EXPIRE', KEYS[3], ARGV[3])
+  end
+end
+
+redis.call('RPUSH', KEYS[2], ARGV[1])
+redis.call('PUBLISH', ARGV[4], ARGV[5])
+redis.call('LREM', KEYS[1], 1, ARGV[1])
+return 1

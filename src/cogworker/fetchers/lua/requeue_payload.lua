@@ -1,0 +1,27 @@
+-- Basic fetch, shutdown: requeue a job read from this process's workers hash: re-take its
+-- cron running lock (when given), RPUSH the payload onto its queue (the end the next fetch
+-- pops) and announce it on the wake-up channel, in one atomic step.
+--
+-- KEYS[1]  the target queue list
+-- KEYS[2]  (optional) the periodic running lock to re-take for this jid
+-- ARGV[1]  the payload (encoded on the client side)
+-- ARGV[2]  the job's jid (owner value of the running lock)
+-- ARGV[3]  the running lock's TTL in whole seconds (queued TTL)
+-- ARGV[4]  the wake-up pub/sub channel
+-- ARGV[5]  the queue name published on it
+--
+-- Returns the length of the queue after the push.
+-- luacheck: globals KEYS ARGV redis
+
+if KEYS[2] then
+  local owner = redis.call('GET', KEYS[2])
+  if not owner then
+    redis.call('SET', KEYS[2], ARGV[2], 'EX', ARGV[3])
+  elseif owner == ARGV[2] then
+    redis.call('EXPIRE', KEYS[2], ARGV[3])
+  end
+end
+
+local length = redis.call('RPUSH', KEYS[1], ARGV[1])
+redis.call('PUBLISH', ARGV[4], ARGV[5])
+return length

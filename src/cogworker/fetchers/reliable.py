@@ -1,0 +1,225 @@
+"""The ``reliable`` fetch strategy: every job waits on this process's in-progress list.
+
+A fetch moves each job atomically from its queue onto ``inprogress:<identity>`` (LMOVE),
+and the job leaves that list only when it is settled. If the process dies, orphan recovery
+(:mod:`cogworker.redis.recovery`, run by every live process) puts the jobs back on their
+queues. Needs Redis >= 6.2 (LMOVE); on an older server, or one that rejects LMOVE, the
+fetcher switches itself to :class:`~cogworker.fetchers.basic.BasicFetcher` with a warning.
+``docs/explanation/fetching.md`` explains the waiting design (BLMOVE for one queue, one Lua
+round trip plus pub/sub wake-ups for several).
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+import time
+from collections.abc import Sequence
+from typing import Literal, Protocol
+
+from cogworker.core.broker import SortedSetName, UnitOfWork
+from cogworker.core.errors import BrokerError, BrokerUnavailableError, UnsupportedCommandError
+from cogworker.core.markers import hookimpl
+from cogworker.fetchers.basic import (
+    DEFAULT_QUEUED_TTL,
+    AppLike,
+    BasicFetcher,
+    as_redis_backend,
+    blocking_seconds,
+    queued_ttl,
+)
+from cogworker.fetchers.inprogress import PACKAGE, InProgressList
+from cogworker.fetchers.wakeup import WakeupListener
+from cogworker.fetchers.weighted import ALL_PAUSED_PAUSE, fetch_order, unpaused
+from cogworker.redis.errors import translate_errors
+from cogworker.redis.requeue import RedisBackend, text
+
+logger = logging.getLogger(__name__)
+
+MIN_VERSION = (6, 2)
+FetchMode = Literal["reliable", "basic"]
+
+
+class _Settler(Protocol):
+    """The settling half of a fetcher (``InProgressList`` or ``BasicFetcher``)."""
+
+    def acknowledge(self, works: Sequence[UnitOfWork]) -> None: ...
+    def give_back(self, work: UnitOfWork) -> bool: ...
+    def interrupt(self, work: UnitOfWork, set_name: SortedSetName, score: float,
+                  record: str) -> bool: ...
+    def in_progress(self) -> list[str]: ...
+    def park_unsettled(self, raw: str, record_json: str) -> bool: ...
+    def requeue_unfinished(self, finished: Sequence[str], keep: Sequence[str]) -> int: ...
+
+
+class ReliableFetcher:
+    """Fetches onto an in-progress list; shared by all processor threads of a process.
+
+    Fetches are serialized (one thread inside :meth:`fetch` at a time). The server is asked
+    for its version on the first fetch (or :meth:`resolve_mode`), not at construction.
+    """
+
+    name = "reliable"
+
+    def __init__(self, backend: RedisBackend, identity: str, *,
+                 idle_max_interval: float = 1.0, queued_ttl: int = DEFAULT_QUEUED_TTL,
+                 rng: random.Random | None = None) -> None:
+        self._backend = backend
+        self.identity = identity
+        self.idle_max_interval = idle_max_interval
+        self.queued_ttl = queued_ttl
+        self.reliable = True
+        self._rng = rng or random.Random()
+        self._list = InProgressList(backend, identity, queued_ttl)
+        self._wakeups = WakeupListener(backend)
+        self._fetch_lock = threading.Lock()
+        self._mode_lock = threading.Lock()
+        self._resolved = False
+        self._basic: BasicFetcher | None = None
+        self._closed = threading.Event()
+
+    # mode -------------------------------------------------------------------------------
+    @property
+    def mode(self) -> FetchMode:
+        """``reliable``, or ``basic`` after falling back (also before :meth:`resolve_mode`
+        has run, the mode is ``reliable``)."""
+        return "basic" if self._basic is not None else "reliable"
+
+    def resolve_mode(self) -> FetchMode:
+        """Ask the server's version once. A connection error propagates and nothing is
+        remembered (ask again later); any other error assumes a modern server."""
+        with self._mode_lock:
+            if not self._resolved:
+                try:
+                    version = self._backend.server_version()
+                except BrokerUnavailableError:
+                    raise
+                except BrokerError as exc:
+                    logger.debug("could not read the Redis version (%s); assuming >= 6.2", exc)
+                    version = MIN_VERSION
+                if version < MIN_VERSION:
+                    self._switch_to_basic(f"Redis {'.'.join(map(str, version))} < 6.2 "
+                                          "has no LMOVE")
+                self._resolved = True
+        return self.mode
+
+    def _switch_to_basic(self, reason: str) -> BasicFetcher:
+        """Use a basic delegate from now on, for every thread (caller holds the lock)."""
+        if self._basic is None:
+            logger.warning("reliable fetch isn't supported by this Redis (%s); falling back "
+                           "to basic (a job is lost if its process dies mid-job)", reason)
+            self._basic = BasicFetcher(self._backend, self.identity,
+                                       queued_ttl=self.queued_ttl, rng=self._rng)
+            self.reliable = False
+            self._wakeups.close()
+        return self._basic
+
+    def _settler(self) -> _Settler:
+        return self._basic if self._basic is not None else self._list
+
+    # fetching ---------------------------------------------------------------------------
+    def fetch(self, queues: Sequence[str], timeout: float, max_jobs: int = 1) -> list[UnitOfWork]:
+        """Take up to ``max_jobs`` jobs, waiting up to ``timeout`` seconds for the first."""
+        with self._fetch_lock:
+            if self._closed.is_set():
+                return []
+            self.resolve_mode()
+            basic = self._basic
+            if basic is None:
+                try:
+                    return self._fetch_reliably(queues, timeout, max(max_jobs, 1))
+                except UnsupportedCommandError as exc:
+                    with self._mode_lock:
+                        basic = self._switch_to_basic(str(exc))
+            return basic.fetch(queues, timeout, max_jobs)
+
+    def _fetch_reliably(self, queues: Sequence[str], timeout: float,
+                        max_jobs: int) -> list[UnitOfWork]:
+        order = fetch_order(unpaused(queues, self._backend.paused_queues()), self._rng)
+        if not order:
+            self._closed.wait(min(timeout, ALL_PAUSED_PAUSE))
+            return []
+        if len(order) == 1:
+            return self._fetch_one_queue(order[0], timeout, max_jobs)
+        deadline = time.monotonic() + timeout
+        self._wakeups.watch(order)
+        while True:
+            self._wakeups.clear()  # before looking: a push after the look still wakes us
+            works = self._take(order, max_jobs)
+            remaining = deadline - time.monotonic()
+            if works or remaining <= 0 or self._closed.is_set():
+                return works
+            self._wakeups.wait(min(remaining, self.idle_max_interval))
+
+    def _fetch_one_queue(self, queue: str, timeout: float, max_jobs: int) -> list[UnitOfWork]:
+        keys = self._backend.keys
+        with translate_errors():
+            raw = self._backend.client.execute_command(
+                "BLMOVE", keys.queue(queue), self._list.key, "RIGHT", "LEFT",
+                blocking_seconds(timeout),
+            )
+        if raw is None:
+            return []
+        works = [UnitOfWork(queue, text(raw))]
+        if max_jobs > 1:
+            works += self._take([queue], max_jobs - 1)
+        return works
+
+    def _take(self, order: Sequence[str], max_jobs: int) -> list[UnitOfWork]:
+        """One round trip: move up to ``max_jobs`` jobs, trying queues in ``order``."""
+        keys = self._backend.keys
+        flat = self._backend.scripts.run(
+            PACKAGE, "fetch", keys=[*(keys.queue(q) for q in order), self._list.key],
+            args=[max_jobs],
+        )
+        return [UnitOfWork(keys.queue_name(text(flat[i])), text(flat[i + 1]))
+                for i in range(0, len(flat), 2)]
+
+    # settling (delegated to the in-progress list, or to basic after a fallback) ----------
+    def acknowledge(self, works: Sequence[UnitOfWork]) -> None:
+        """Drop settled jobs (and their orphan counters) in one step; raises BrokerError."""
+        self._settler().acknowledge(works)
+
+    def give_back(self, work: UnitOfWork) -> bool:
+        """Requeue a held job that did not start at the head of its queue; False if it is
+        no longer held."""
+        return self._settler().give_back(work)
+
+    def interrupt(self, work: UnitOfWork, set_name: SortedSetName, score: float,
+                  record: str) -> bool:
+        """File ``record`` in retry/dead and drop the held job atomically; False (and
+        nothing written) if it is no longer held."""
+        return self._settler().interrupt(work, set_name, score, record)
+
+    def in_progress(self) -> list[str]:
+        """The raws on this process's in-progress list, most recently fetched first."""
+        return self._settler().in_progress()
+
+    def park_unsettled(self, raw: str, record_json: str) -> bool:
+        """Hand an unfiled failure to the unsettled list and drop the held job; False if
+        it is no longer held."""
+        return self._settler().park_unsettled(raw, record_json)
+
+    def requeue_unfinished(self, finished: Sequence[str], keep: Sequence[str]) -> int:
+        """Shutdown: drop ``finished``, keep ``keep``, requeue every other held job."""
+        return self._settler().requeue_unfinished(finished, keep)
+
+    def close(self) -> None:
+        """Stop the wake-up thread and end waits early; idempotent."""
+        self._closed.set()
+        self._wakeups.close()
+        if self._basic is not None:
+            self._basic.close()
+
+
+@hookimpl
+def cogworker_make_fetcher(app: AppLike, broker: object) -> ReliableFetcher | None:
+    """The reliable fetcher on a Redis broker; None for any other broker."""
+    backend = as_redis_backend(broker)
+    if backend is None:
+        return None
+    settings = app.settings
+    return ReliableFetcher(backend, app.identity,
+                           idle_max_interval=settings.fetch_idle_max_interval,
+                           queued_ttl=queued_ttl(settings))

@@ -1,0 +1,28 @@
+"""Weighted queue order: repetition in the queue list is weight.
+
+``["default", "default", "low"]`` tries ``default`` first about twice as often as ``low``:
+the list is shuffled as it is (with its repeats) and then de-duplicated by first
+occurrence, so a queue listed ``n`` times lands ahead of a queue listed once with
+probability ``n / (n + 1)``. No queue is ever starved: every listed queue is tried on every
+fetch, only the order changes.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+
+ALL_PAUSED_PAUSE = 2.0
+"""Seconds a fetch waits (at most its timeout) when every queue it reads is paused."""
+
+
+def fetch_order(queues: Sequence[str], rng: random.Random) -> list[str]:
+    """The distinct queue names in the order to try them this time."""
+    shuffled = list(queues)
+    rng.shuffle(shuffled)
+    return list(dict.fromkeys(shuffled))
+
+
+def unpaused(queues: Sequence[str], paused: set[str]) -> list[str]:
+    """``queues`` (with repeats) without the paused ones."""
+    return [queue for queue in queues if queue not in paused]

@@ -1,0 +1,141 @@
+"""Redis clients from a URL: pooled, kept alive, and retried on connection errors.
+
+Accepted URLs:
+
+* ``redis://[user:password@]host:port/db``, ``rediss://...`` (TLS) and
+  ``unix://[user:password@]/path/to/socket?db=0`` — a blocking connection pool (a caller
+  waits up to 5 s for a free connection instead of failing at once);
+* ``redis+sentinel://[user:password@]host:port[,host2:port2...]/service_name[/db]`` — the
+  current master of ``service_name`` as told by those sentinels (redis-py's
+  ``SentinelConnectionPool``, which fails over to a new master by itself). Use
+  ``rediss+sentinel://`` to talk TLS to the master. The password is used for the master
+  and for the sentinels.
+
+Every connection sends TCP keep-alives, is PINGed before use after 30 s idle, and a command
+that fails on a connection error (for example a connection the server killed) is retried
+on a fresh connection up to 3 times with exponential back-off.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import SplitResult, unquote, urlsplit, urlunsplit
+
+import redis
+from redis.backoff import ExponentialBackoff
+from redis.retry import Retry
+from redis.sentinel import Sentinel
+
+from cogworker.core.errors import ConfigurationError
+
+POOL_TIMEOUT = 5.0
+HEALTH_CHECK_INTERVAL = 30
+CONNECTION_RETRIES = 3
+SENTINEL_SCHEMES = ("redis+sentinel", "rediss+sentinel")
+_ACCEPTED = (
+    "redis://host:port/db, rediss://host:port/db, unix:///path/to/socket?db=0 or "
+    "redis+sentinel://host:port[,host:port...]/service_name[/db]"
+)
+
+
+def _connection_options(decode_responses: bool, *, tcp: bool = True) -> dict[str, Any]:
+    options: dict[str, Any] = {
+        "decode_responses": decode_responses,
+        "health_check_interval": HEALTH_CHECK_INTERVAL,
+        "retry": Retry(ExponentialBackoff(cap=1.0, base=0.05), CONNECTION_RETRIES),
+    }
+    if tcp:  # unix sockets have no keep-alive option
+        options["socket_keepalive"] = True
+    return options
+
+
+def make_client(url: str, *, max_connections: int, decode_responses: bool = False) -> redis.Redis:
+    """A client for ``url`` whose pool holds at most ``max_connections`` connections.
+
+    Raises :class:`ConfigurationError` when the URL cannot be used. Nothing connects yet:
+    the first command opens the first connection.
+    """
+    try:
+        scheme = urlsplit(url).scheme.lower()
+    except ValueError as exc:
+        raise ConfigurationError("redis_url", redact_url(url), f"{_ACCEPTED} ({exc})") from exc
+    if scheme in SENTINEL_SCHEMES:
+        return _sentinel_client(url, max_connections, decode_responses)
+    if scheme not in ("redis", "rediss", "unix"):
+        raise ConfigurationError("redis_url", redact_url(url), _ACCEPTED)
+    try:
+        pool = redis.BlockingConnectionPool.from_url(
+            url,
+            max_connections=max_connections,
+            timeout=POOL_TIMEOUT,
+            **_connection_options(decode_responses, tcp=scheme != "unix"),
+        )
+    except ValueError as exc:
+        raise ConfigurationError(
+            "redis_url", redact_url(url), f"{_ACCEPTED} ({exc})"
+        ) from exc
+    return redis.Redis(connection_pool=pool)
+
+
+def _sentinel_client(url: str, max_connections: int, decode_responses: bool) -> redis.Redis:
+    parts = urlsplit(url)  # already parsed once by make_client: cannot raise here
+    path = [segment for segment in parts.path.split("/") if segment]
+    if not parts.hostname or not path or len(path) > 2:
+        raise ConfigurationError(
+            "redis_url", redact_url(url), "redis+sentinel://host:port[,host:port...]/"
+            "service_name[/db] naming at least one sentinel and the service"
+        )
+    service_name = unquote(path[0])
+    try:
+        db = int(path[1]) if len(path) == 2 else 0
+        sentinels = [_host_port(item) for item in parts.netloc.rpartition("@")[2].split(",")]
+    except ValueError as exc:
+        raise ConfigurationError(
+            "redis_url", redact_url(url), f"sentinel addresses as host:port and a numeric db "
+            f"({exc})"
+        ) from exc
+    auth: dict[str, Any] = {}
+    if parts.username:
+        auth["username"] = unquote(parts.username)
+    if parts.password:
+        auth["password"] = unquote(parts.password)
+    sentinel = Sentinel(  # type: ignore[no-untyped-call]
+        sentinels,
+        sentinel_kwargs={**auth, "socket_timeout": POOL_TIMEOUT},
+        **auth,
+    )
+    options = _connection_options(decode_responses)
+    if parts.scheme.lower() == "rediss+sentinel":
+        options["ssl"] = True
+    client: redis.Redis = sentinel.master_for(  # type: ignore[no-untyped-call]
+        service_name, db=db, max_connections=max_connections, **options
+    )
+    return client
+
+
+def _host_port(item: str) -> tuple[str, int]:
+    host, _, port = item.strip().rpartition(":")
+    if not host:
+        return item.strip(), 26379
+    return host.strip("[]"), int(port)
+
+
+def redact_url(url: str) -> str:
+    """``url`` without its credentials, fit for a log line.
+
+    ``redis://user:secret@host:6379/0`` becomes ``redis://host:6379/0``; a ``password``
+    query parameter is replaced by ``***``.
+    """
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "<unparseable Redis URL>"
+    netloc = parts.netloc.rpartition("@")[2]
+    query = "&".join(
+        "password=***" if pair.lower().startswith("password=") else pair
+        for pair in parts.query.split("&")
+    ) if parts.query else ""
+    shown = urlunsplit(SplitResult(parts.scheme, netloc, parts.path, query, parts.fragment))
+    if not netloc and url.startswith(f"{parts.scheme}://"):  # unix:///path keeps its slashes
+        shown = f"{parts.scheme}://{shown.removeprefix(parts.scheme + ':')}"
+    return shown

@@ -1,0 +1,60 @@
+"""The one boundary where Redis errors become cogworker errors (cause kept).
+
+Core code never catches ``redis.*``: everything Redis-specific raises through
+:func:`translate_errors`, which maps
+
+* connection errors, timeouts, and replies starting with ``READONLY``, ``LOADING``,
+  ``MASTERDOWN``, ``TRYAGAIN`` or ``BUSY`` (also inside a Lua error) to
+  :class:`BrokerUnavailableError` — retry later, nothing is wrong with the data;
+* "unknown command" replies (also from inside a script) to :class:`UnsupportedCommandError`;
+* every other Redis error to :class:`BrokerError`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import redis.exceptions as rex
+
+from cogworker.core.errors import BrokerError, BrokerUnavailableError, UnsupportedCommandError
+
+_UNAVAILABLE_WORDS = ("READONLY", "LOADING", "MASTERDOWN", "TRYAGAIN", "BUSY")
+_UNAVAILABLE_RE = re.compile(r"(?:^|-|\s)(READONLY|LOADING|MASTERDOWN|TRYAGAIN|BUSY)(?:\s|$)")
+_UNKNOWN_COMMAND_RE = re.compile(r"unknown (?:redis )?command", re.IGNORECASE)
+
+
+def is_unavailable(exc: BaseException) -> bool:
+    """Whether a Redis exception means "not reachable right now"."""
+    if isinstance(exc, (rex.ConnectionError, rex.TimeoutError, rex.BusyLoadingError,
+                        rex.ReadOnlyError)):
+        return True
+    if isinstance(exc, rex.ResponseError):
+        text = str(exc)
+        first = text.split(" ", 1)[0]
+        return first in _UNAVAILABLE_WORDS or bool(_UNAVAILABLE_RE.search(text))
+    return False
+
+
+def is_unknown_command(exc: BaseException) -> bool:
+    return isinstance(exc, rex.ResponseError) and bool(_UNKNOWN_COMMAND_RE.search(str(exc)))
+
+
+def translate(exc: rex.RedisError) -> BrokerError:
+    """The cogworker error for a Redis error (the caller raises it ``from exc``)."""
+    message = f"Redis error: {type(exc).__name__}: {exc}"
+    if is_unavailable(exc):
+        return BrokerUnavailableError(message)
+    if is_unknown_command(exc):
+        return UnsupportedCommandError(message)
+    return BrokerError(message)
+
+
+@contextmanager
+def translate_errors() -> Iterator[None]:
+    """Run Redis calls; re-raise their errors as cogworker errors with the cause kept."""
+    try:
+        yield
+    except rex.RedisError as exc:
+        raise translate(exc) from exc

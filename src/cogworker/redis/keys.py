@@ -1,0 +1,185 @@
+"""Every Redis key name cogworker uses, built from one namespace.
+
+With the default namespace ``cogworker`` the names are exactly the original Ruby gem's
+(``cogworker:queue:default``, ``periodic:schedule``...), so a Python fleet and a Ruby fleet
+can share one Redis. Any other namespace prefixes the cron keys too (``myapp:periodic:...``)
+so that two namespaces on one server never see each other.
+
+Cluster mode wraps the namespace in a hash tag (``{cogworker}:queue:default``): every key then
+lives in one hash slot, so every Lua script may touch any of them. The price is that one
+cogworker namespace is served by one cluster shard; run several namespaces to spread load.
+``docs/reference/redis-keys.md`` documents the layout.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+DEFAULT_NAMESPACE = "cogworker"
+
+
+@dataclass(frozen=True, slots=True)
+class KeySchema:
+    """Builds key names for one namespace."""
+
+    namespace: str = DEFAULT_NAMESPACE
+    cluster: bool = False
+    prefix: str = field(init=False)
+    periodic_prefix: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        base = f"{{{self.namespace}}}" if self.cluster else self.namespace
+        object.__setattr__(self, "prefix", base)
+        if self.namespace == DEFAULT_NAMESPACE and not self.cluster:
+            periodic = "periodic"
+        else:
+            periodic = f"{base}:periodic"
+        object.__setattr__(self, "periodic_prefix", periodic)
+
+    def _k(self, *parts: str) -> str:
+        return ":".join((self.prefix, *parts))
+
+    # queues -------------------------------------------------------------------------------
+    @property
+    def queue_prefix(self) -> str:
+        return self._k("queue") + ":"
+
+    def queue(self, name: str) -> str:
+        return self._k("queue", name)
+
+    def queue_name(self, key: str) -> str:
+        """The queue name inside a queue key (inverse of :meth:`queue`)."""
+        return key[len(self.queue_prefix) :] if key.startswith(self.queue_prefix) else key
+
+    @property
+    def queues(self) -> str:
+        return self._k("queues")
+
+    @property
+    def paused_queues(self) -> str:
+        return self._k("paused_queues")
+
+    @property
+    def live_queues(self) -> str:
+        return self._k("live_queues")
+
+    # sorted sets --------------------------------------------------------------------------
+    @property
+    def schedule(self) -> str:
+        return self._k("schedule")
+
+    @property
+    def retry(self) -> str:
+        return self._k("retry")
+
+    @property
+    def dead(self) -> str:
+        return self._k("dead")
+
+    def sorted_set(self, name: str) -> str:
+        """``schedule``, ``retry`` or ``dead`` by name."""
+        if name not in ("schedule", "retry", "dead"):
+            raise ValueError(f"no sorted set named {name!r}; use schedule, retry or dead")
+        return self._k(name)
+
+    # stats --------------------------------------------------------------------------------
+    @property
+    def stats_processed(self) -> str:
+        return self._k("stats", "processed")
+
+    @property
+    def stats_failed(self) -> str:
+        return self._k("stats", "failed")
+
+    def throughput(self, hour: int) -> str:
+        return self._k("throughput", str(hour))
+
+    # processes ----------------------------------------------------------------------------
+    @property
+    def processes(self) -> str:
+        return self._k("processes")
+
+    def process(self, identity: str) -> str:
+        return self._k("process", identity)
+
+    def workers(self, identity: str) -> str:
+        return self._k("workers", identity)
+
+    def signal(self, identity: str) -> str:
+        return self._k("signal", identity)
+
+    @property
+    def wakeup(self) -> str:
+        """Pub/sub channel a client may ping after a push (pickup latency)."""
+        return self._k("wakeup")
+
+    # reliable fetch -----------------------------------------------------------------------
+    @property
+    def inprogress_prefix(self) -> str:
+        return self._k("inprogress") + ":"
+
+    def inprogress(self, identity: str) -> str:
+        return self._k("inprogress", identity)
+
+    @property
+    def inprogress_identities(self) -> str:
+        return self._k("inprogress_identities")
+
+    @property
+    def last_beat(self) -> str:
+        return self._k("last_beat")
+
+    @property
+    def repeat_orphans(self) -> str:
+        return self._k("repeat_orphans")
+
+    @property
+    def orphanings_prefix(self) -> str:
+        return self._k("orphanings") + ":"
+
+    def orphanings(self, jid: str) -> str:
+        return self._k("orphanings", jid)
+
+    @property
+    def unsettled(self) -> str:
+        return self._k("unsettled")
+
+    @property
+    def unsettled_quarantine(self) -> str:
+        return self._k("quarantine", self.unsettled, "records")
+
+    def quarantine(self, key: str, stamp_ms: int, suffix: str) -> str:
+        return self._k("quarantine", key, str(stamp_ms), suffix)
+
+    # unique jobs --------------------------------------------------------------------------
+    @property
+    def unique_prefix(self) -> str:
+        return self._k("unique") + ":"
+
+    def unique(self, digest: str) -> str:
+        return self._k("unique", digest)
+
+    def job_attempts(self, jid: str) -> str:
+        return self._k("job_attempts", jid)
+
+    # periodic -----------------------------------------------------------------------------
+    @property
+    def periodic_schedule(self) -> str:
+        return f"{self.periodic_prefix}:schedule"
+
+    @property
+    def periodic_disabled(self) -> str:
+        return f"{self.periodic_prefix}:disabled"
+
+    def periodic_last_slot(self, pjid: str) -> str:
+        return f"{self.periodic_prefix}:last_slot:{pjid}"
+
+    def periodic_slot_lock(self, pjid: str, slot: int) -> str:
+        return f"{self.periodic_prefix}:lock:{pjid}:{slot}"
+
+    @property
+    def periodic_running_prefix(self) -> str:
+        return f"{self.periodic_prefix}:running:"
+
+    def periodic_running(self, pjid: str) -> str:
+        return f"{self.periodic_prefix}:running:{pjid}"

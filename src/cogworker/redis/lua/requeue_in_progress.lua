@@ -1,0 +1,61 @@
+-- Shutdown of a reliable-fetch process: settle its own in-progress list in one atomic step.
+-- The client read the list and planned every entry, head (most recently fetched) first:
+--   "d" (finished; only its acknowledgement failed): drop it and its orphan counter;
+--   "r" (unfinished): if still held, re-take its cron running lock (when it has one),
+--       RPUSH it onto its queue (the end the next fetch pops), announce it on the wake-up
+--       channel, THEN drop it from the list. Walking head first means the earliest fetched
+--       job ends up nearest the pop end, so it runs first again.
+-- Entries to keep ("k") are not passed and stay on the list. A shutdown requeue is not an
+-- orphaning: orphan counters are left as they are.
+--
+-- KEYS[1]  this process's in-progress list
+-- KEYS[2]  the first key an entry refers to (queue list, running lock or orphan counter);
+--          more follow, each referred to by its index in KEYS
+-- ARGV[1]  the running locks' TTL in whole seconds (queued TTL)
+-- ARGV[2]  the wake-up pub/sub channel
+-- ARGV[3]  then groups of 6 per entry: action ("d" or "r"), raw payload, key index A,
+--          key index B, jid, queue name. "d": A = orphan counter, B unused. "r": A = queue,
+--          B = running lock or 0 for none.
+--
+-- Returns {requeued, failed}: failed entries (their queue key unusable) stay on the list.
+-- luacheck: globals KEYS ARGV redis
+
+local list = KEYS[1]
+local ttl = ARGV[1]
+local channel = ARGV[2]
+local requeued = 0
+local failed = 0
+
+local function retake(lock_key, jid)
+  local owner = redis.call('GET', lock_key)
+  if not owner then
+    redis.call('SET', lock_key, jid, 'EX', ttl)
+  elseif owner == jid then
+    redis.call('EXPIRE', lock_key, ttl)
+  end
+end
+
+for i = 3, #ARGV, 6 do
+  local action = ARGV[i]
+  local raw = ARGV[i + 1]
+  local a = tonumber(ARGV[i + 2])
+  local b = tonumber(ARGV[i + 3])
+  if action == 'd' then
+    redis.call('LREM', list, 1, raw)
+    redis.call('DEL', KEYS[a])
+  elseif action == 'r' and redis.call('LPOS', list, raw) then
+    if b > 0 then
+      pcall(retake, KEYS[b], ARGV[i + 4])
+    end
+    local pushed = redis.pcall('RPUSH', KEYS[a], raw)
+    if type(pushed) == 'table' and pushed.err then
+      failed = failed + 1
+    else
+      redis.call('PUBLISH', channel, ARGV[i + 5])
+      redis.call('LREM', list, 1, raw)
+      requeued = requeued + 1
+    end
+  end
+end
+
+return {requeued, failed}

@@ -1,0 +1,71 @@
+"""Loads the ``.lua`` files and runs them with EVALSHA (NOSCRIPT falls back to a load).
+
+Each script sits next to the Python module that owns it, in a ``lua/`` folder of that
+package (``cogworker.redis``, ``cogworker.fetchers``, ``cogworker.plugins``, or a third
+party's package), one operation per file, with a header naming every KEYS[i] and ARGV[i].
+:class:`Scripts` is owned by one broker (one client); nothing is cached at module level
+except the source text, which never changes.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import threading
+from collections.abc import Sequence
+from importlib import resources
+from typing import Any
+
+import redis
+from redis.commands.core import Script
+
+from cogworker.redis.errors import translate_errors
+
+KeyOrArg = str | bytes | int | float
+
+_KEYS_HEADER = re.compile(r"^--\s*KEYS\[(\d+)\]", re.MULTILINE)
+
+
+@functools.cache
+def script_source(package: str, name: str) -> str:
+    """The text of ``<package>/lua/<name>.lua`` from the installed package."""
+    return (resources.files(package) / "lua" / f"{name}.lua").read_text(encoding="utf-8")
+
+
+def declared_key_count(source: str) -> int:
+    """How many ``KEYS[i]`` the header declares (a test checks calls against it)."""
+    numbers = [int(n) for n in _KEYS_HEADER.findall(source)]
+    return max(numbers, default=0)
+
+
+class Scripts:
+    """The registered scripts of one Redis client."""
+
+    def __init__(self, client: redis.Redis) -> None:
+        self._client = client
+        self._scripts: dict[tuple[str, str], Script] = {}
+        self._lock = threading.Lock()
+
+    def get(self, package: str, name: str) -> Script:
+        key = (package, name)
+        script = self._scripts.get(key)
+        if script is None:
+            with self._lock:
+                script = self._scripts.get(key)
+                if script is None:
+                    script = self._client.register_script(script_source(package, name))
+                    self._scripts[key] = script
+        return script
+
+    def run(
+        self,
+        package: str,
+        name: str,
+        keys: Sequence[KeyOrArg],
+        args: Sequence[KeyOrArg] = (),
+        client: Any = None,
+    ) -> Any:
+        """Run a script (EVALSHA, loading it on NOSCRIPT); Redis errors are translated."""
+        script = self.get(package, name)
+        with translate_errors():
+            return script(keys=list(keys), args=list(args), client=client)

@@ -1,0 +1,44 @@
+"""What the background threads of a worker process need from the Manager.
+
+:class:`cogworker.worker.manager.Manager` satisfies :class:`ManagerControls` structurally;
+the heartbeat, poller and remote control depend on this Protocol only, so each can be
+exercised with a stand-in manager against a real Redis.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from cogworker.core.payload import Payload
+
+
+class ManagerControls(Protocol):
+    """The Manager's controls and the state it reports (thread-safe)."""
+
+    def quiet(self) -> None:
+        """Stop fetching new jobs (reversible); running jobs finish."""
+        ...
+
+    def unquiet(self) -> None:
+        """Fetch again after :meth:`quiet`."""
+        ...
+
+    @property
+    def is_quiet(self) -> bool: ...
+
+    @property
+    def busy(self) -> int:
+        """How many jobs are running now."""
+        ...
+
+    def performing_jobs(self) -> list[Payload]:
+        """Payloads whose ``perform`` has started and not yet returned."""
+        ...
+
+    def reconcile(self) -> None:
+        """Reliable fetch only: settle pending settlements, requeue strays seen twice."""
+        ...
+
+    def handle_dead_jobs(self, stored_raws: list[str], reason: str) -> None:
+        """Death hooks and lock releases for jobs another path filed into dead."""
+        ...

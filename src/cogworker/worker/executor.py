@@ -1,0 +1,202 @@
+"""Running one fetched job: parse, start, server middleware, perform, record the outcome.
+
+The ack rule: a job is never run again because something failed *after* it ran. Whatever
+follows ``perform`` (stats, logs, lock releases) is best-effort, except the retry/dead write
+of a failure; when that write fails the job is *interrupted* (filed by a second, atomic path)
+rather than put back on its queue.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from cogworker.core.broker import UnitOfWork
+from cogworker.core.errors import PayloadError
+from cogworker.core.middleware import JobContext, run_chain
+from cogworker.core.outage import OutageLog
+from cogworker.core.payload import Payload, decode, encode, max_retries, unparseable_wrapper
+from cogworker.worker.async_runner import AsyncRunner
+from cogworker.worker.death import extend_job_locks, release_job_locks
+from cogworker.worker.failures import Decision, Outcome, decide, failed_payload
+from cogworker.worker.stats_buffer import StatsBuffer
+
+if TYPE_CHECKING:
+    from cogworker.app import App
+
+logger = logging.getLogger("cogworker.job")
+
+WHILE_EXECUTING_DELAY = 5.0
+
+
+@dataclass(frozen=True, slots=True)
+class Settlement:
+    """How the processor settles a job after :meth:`JobRunner.run`.
+
+    ``kind`` is ``ack`` (forget it), ``give_back`` (it never started: back on its queue),
+    or ``interrupt`` (it ran and failed, the failure write failed: file it atomically).
+    """
+
+    kind: str
+    died: tuple[Payload, BaseException] | None = None
+    failure: tuple[Payload, BaseException, Decision] | None = None
+
+
+ACK = Settlement("ack")
+GIVE_BACK = Settlement("give_back")
+
+
+class JobRunner:
+    """Runs jobs for one worker process; shared by its processor threads."""
+
+    def __init__(self, app: App, outages: OutageLog, stats: StatsBuffer,
+                 async_runner: AsyncRunner) -> None:
+        self.app = app
+        self.hooks = app.hooks
+        self.broker = app.broker
+        self.outages = outages
+        self.stats = stats
+        self.async_runner = async_runner
+        self._chain = [*self.hooks.server_middleware(app), *app.server_middleware]
+
+    # entry point ---------------------------------------------------------------------------
+    def run(self, work: UnitOfWork, on_perform: Any = None) -> Settlement:
+        try:
+            job = decode(work.raw)
+        except PayloadError as exc:
+            return self._bury_unparseable(work, exc)
+        jid, job_class = job.get("jid"), job.get("class")
+        extra = {"jid": jid, "queue": work.queue, "job_class": job_class}
+        if self._must_wait(job):
+            return self._postpone(work, job)
+        logger.info("start: %s jid=%s queue=%s", job_class, jid, work.queue, extra=extra)
+        started = time.monotonic()
+        error = self._perform(work, job, on_perform)
+        elapsed_ms = (time.monotonic() - started) * 1000
+        if error is None:
+            self.stats.add(processed=1)
+            logger.info("done: %s jid=%s queue=%s in %.1f ms", job_class, jid, work.queue,
+                        elapsed_ms, extra=extra)
+            release_job_locks(self.app, job, "success")
+            return ACK
+        self.stats.add(failed=1)
+        return self._route_failure(work, job, error, elapsed_ms, extra)
+
+    # steps ---------------------------------------------------------------------------------
+    def _bury_unparseable(self, work: UnitOfWork, exc: PayloadError) -> Settlement:
+        now = time.time()
+        wrapper = unparseable_wrapper(work.raw, work.queue, exc.reason, now)
+        try:
+            self.broker.file_job("dead", now, encode(wrapper))
+        except Exception as write_exc:
+            self.outages.report("bury", write_exc)
+            return GIVE_BACK
+        self.stats.add(failed=1)
+        logger.error("unparseable job on queue %s moved to dead: %s: %.200r", work.queue,
+                     exc.reason, work.raw)
+        return ACK
+
+    def _must_wait(self, job: Payload) -> bool:
+        """``while_executing``: the unique plugin says another copy runs right now."""
+        try:
+            return self.hooks.unique_job_starting(self.app, job) is False
+        except Exception:
+            logger.exception("unique_job_starting failed for jid=%s; running it",
+                             job.get("jid"))
+            return False
+
+    def _postpone(self, work: UnitOfWork, job: Payload) -> Settlement:
+        later = dict(job)
+        later["at"] = time.time() + WHILE_EXECUTING_DELAY
+        try:
+            self.broker.store([], [(later["at"], encode(later))])
+        except Exception as exc:
+            self.outages.report("postpone", exc)
+            return GIVE_BACK
+        logger.info("postponed: %s jid=%s: another copy is running (while_executing)",
+                    job.get("class"), job.get("jid"))
+        return ACK
+
+    def _perform(self, work: UnitOfWork, job: Payload, on_perform: Any) -> BaseException | None:
+        """Run the server chain and the job; returns its exception, if any."""
+        definition = self.app.registry.get(str(job.get("class")))
+        ctx = JobContext(app=self.app, job=job, queue=work.queue, raw=work.raw,
+                         definition=definition)
+        if job.get("periodic_pjid"):
+            self.hooks.touch_periodic_lock(self.app, job, self._active_ttl())
+        if on_perform is not None:
+            on_perform(job, True)
+        try:
+            run_chain(self._chain, ctx, lambda: self._invoke(ctx))
+        except (Exception, SystemExit) as exc:
+            return exc
+        finally:
+            if on_perform is not None:
+                on_perform(job, False)
+        return None
+
+    def _invoke(self, ctx: JobContext) -> object:
+        definition = self.app.registry.resolve(str(ctx.job.get("class")))
+        ctx.definition = definition
+        ctx.instance = definition.instantiate(str(ctx.job.get("jid")), ctx.job)
+        result = definition.perform_callable(ctx.instance)(*ctx.job.get("args", []))
+        if inspect.isawaitable(result):
+            return self.async_runner.run(_await(result))
+        return result
+
+    def _active_ttl(self) -> float:
+        return float(int(self.app.settings.orphan_threshold + 120) + 1)
+
+    # failures ------------------------------------------------------------------------------
+    def _route_failure(self, work: UnitOfWork, job: Payload, exc: BaseException,
+                       elapsed_ms: float, extra: dict[str, Any]) -> Settlement:
+        definition = self.app.registry.get(str(job.get("class")))
+        try:
+            decision = decide(definition, job, exc)
+        except Exception:
+            logger.exception("deciding the failure of jid=%s failed", job.get("jid"))
+            decision = Decision(Outcome.RETRY, 60.0)
+        now = time.time()
+        stored = failed_payload(job, exc, now)
+        attempt, allowed = stored["retry_count"], max_retries(job.get("retry")) + 1
+        if decision.outcome is Outcome.DISCARD:
+            logger.warning("fail: %s jid=%s queue=%s: %s: %s; discarded (retry_in said so)",
+                           job.get("class"), job.get("jid"), work.queue, type(exc).__name__,
+                           exc, extra=extra)
+            release_job_locks(self.app, stored, "discarded")
+            return ACK
+        set_name = "retry" if decision.outcome is Outcome.RETRY else "dead"
+        score = now + decision.delay if set_name == "retry" else now
+        try:
+            self.broker.file_job(set_name, score, encode(stored))
+        except Exception as write_exc:
+            logger.error("couldn't record failure of jid=%s: %s", job.get("jid"), write_exc)
+            return Settlement("interrupt", failure=(job, exc, decision))
+        return self._after_filed(work, stored, exc, decision, set_name, attempt, allowed, extra)
+
+    def _after_filed(self, work: UnitOfWork, stored: Payload, exc: BaseException,
+                     decision: Decision, set_name: str, attempt: int, allowed: int,
+                     extra: dict[str, Any]) -> Settlement:
+        cls, jid = stored.get("class"), stored.get("jid")
+        if set_name == "retry":
+            logger.warning("fail: %s jid=%s queue=%s: %s: %s; retry in %.0f s "
+                           "(attempt %d/%d)", cls, jid, work.queue, type(exc).__name__,
+                           stored["error_message"][:500], decision.delay, attempt, allowed,
+                           extra=extra)
+            extend_job_locks(self.app, stored,
+                             decision.delay + self.app.settings.unique_lock_ttl)
+            self.hooks.job_retried(self.app, stored, exc, decision.delay)
+            return ACK
+        why = "killed by retry_in" if decision.killed else "no retries left"
+        logger.error("dead: %s jid=%s queue=%s: %s: %s (%s, attempt %d/%d)", cls, jid,
+                     work.queue, type(exc).__name__, stored["error_message"][:500], why,
+                     attempt, allowed, extra=extra)
+        release_job_locks(self.app, stored, "killed" if decision.killed else "dead")
+        return Settlement("ack", died=(stored, exc))
+
+
+async def _await(awaitable: Any) -> Any:
+    return await awaitable

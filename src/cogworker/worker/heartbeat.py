@@ -1,0 +1,178 @@
+"""The heartbeat: this process's presence record, refreshed every few seconds.
+
+A process beats before it fetches anything (:meth:`Heartbeat.start` blocks until the first
+beat succeeds), so a process that holds jobs always has a presence key, and orphan
+recovery never mistakes a starting process for a dead one. After that a daemon thread
+beats every ``heartbeat_interval`` seconds; a failed beat is reported (collapsed while
+Redis is away) and never ends the loop. The heartbeat also runs the remote-control
+subscriber, whose channel is named after the same identity.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import socket
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+from cogworker.__about__ import __version__
+from cogworker.core.outage import OutageLog
+from cogworker.worker.contracts import ManagerControls
+from cogworker.worker.remote import RemoteControl
+
+if TYPE_CHECKING:
+    from cogworker.app import App
+    from cogworker.core.hookspecs import WorkerHandle
+
+logger = logging.getLogger(__name__)
+
+STARTUP_RETRY_INTERVAL: Final = 1.0
+THREAD_JOIN_TIMEOUT: Final = 1.0
+SITE: Final = "heartbeat"
+_STATUS_FILE = Path("/proc/self/status")
+
+
+def resident_memory_kb(status_file: Path = _STATUS_FILE) -> int | None:
+    """This process's resident memory in KiB (``VmRSS``), or None where unknown."""
+    try:
+        text = status_file.read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return None
+    for line in text.splitlines():
+        if line.startswith("VmRSS:"):
+            fields = line.split()
+            if len(fields) >= 2 and fields[1].isdigit():
+                return int(fields[1])
+    return None
+
+
+def hostname() -> str:
+    """``DYNO`` when set (one name per dyno on Heroku-like hosts), else the machine's name."""
+    return os.environ.get("DYNO") or socket.gethostname()
+
+
+class Heartbeat:
+    """Beats for ``app.identity`` and listens for remote control on its channel."""
+
+    def __init__(
+        self,
+        app: App,
+        manager: ManagerControls,
+        outages: OutageLog,
+        fetcher_is_reliable: Callable[[], bool],
+        *,
+        worker: WorkerHandle,
+        on_stop: Callable[[], None],
+    ) -> None:
+        self.app = app
+        self.identity = app.identity
+        self._manager = manager
+        self._outages = outages
+        self._fetcher_is_reliable = fetcher_is_reliable
+        self._worker = worker
+        self._started_at: float | None = None
+        self._has_beaten = False
+        self._stopping = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.remote = RemoteControl(app.broker, self.identity, manager, on_stop, outages)
+
+    # start ---------------------------------------------------------------------------------
+    def start(self, abort_if: Callable[[], bool]) -> bool:
+        """Beat until a beat succeeds, then start the beat and remote-control threads.
+
+        Between failed attempts ``abort_if()`` is asked; when it returns True (or
+        :meth:`stop` was called) this returns False and nothing has been started.
+        """
+        while not self.beat():
+            if abort_if() or self._stopping.wait(STARTUP_RETRY_INTERVAL):
+                return False
+        if self._stopping.is_set():
+            return False
+        self._thread = threading.Thread(
+            target=self._run, name="cogworker-heartbeat", daemon=True
+        )
+        self._thread.start()
+        self.remote.start()
+        return True
+
+    def _run(self) -> None:
+        interval = self.app.settings.heartbeat_interval
+        while not self._stopping.wait(interval):
+            self.beat()
+
+    # one beat ------------------------------------------------------------------------------
+    def beat(self) -> bool:
+        """Write presence once, then run the heartbeat hooks. True when presence was written.
+
+        Never raises: a failure is reported through the outage log.
+        """
+        settings = self.app.settings
+        try:
+            self.app.broker.beat(
+                self.identity,
+                self.info_json(),
+                self._manager.busy,
+                self._manager.is_quiet,
+                list(dict.fromkeys(settings.queues)),
+                ttl=settings.heartbeat_ttl,
+                reliable=self._fetcher_is_reliable(),
+            )
+        except Exception as exc:
+            self._outages.report(SITE, exc)
+            return False
+        self._has_beaten = True
+        self._outages.recovered(SITE)
+        self._run_hooks()
+        return True
+
+    def _run_hooks(self) -> None:
+        try:
+            self.app.hooks.heartbeat(self._worker)
+        except Exception:  # the facade isolates plugins; this guards the facade itself
+            logger.exception("heartbeat hooks failed for %s; the beat still counts",
+                             self.identity)
+
+    def info(self) -> dict[str, Any]:
+        """What the presence record says about this process."""
+        if self._started_at is None:
+            self._started_at = time.time()
+        settings = self.app.settings
+        return {
+            "hostname": hostname(),
+            "pid": os.getpid(),
+            "concurrency": settings.concurrency,
+            "queues": list(settings.queues),
+            "started_at": self._started_at,
+            "rss_kb": resident_memory_kb(),
+            "version": __version__,
+            "identity": self.identity,
+        }
+
+    def info_json(self) -> str:
+        return json.dumps(self.info(), separators=(",", ":"), ensure_ascii=False)
+
+    # stop ----------------------------------------------------------------------------------
+    def stop(self) -> None:
+        """Stop both threads (each joined at most 1 s), then remove the presence records.
+
+        A start still waiting for its first beat returns False. Errors removing presence
+        are logged: the key expires by itself after ``heartbeat_ttl`` anyway.
+        """
+        self._stopping.set()
+        self.remote.stop(THREAD_JOIN_TIMEOUT)
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(THREAD_JOIN_TIMEOUT)
+        if not self._has_beaten:
+            return
+        try:
+            self.app.broker.remove_process(self.identity)
+        except Exception as exc:
+            logger.warning("could not remove the presence of %s (%s: %s); it expires by "
+                           "itself within %.0f s", self.identity, type(exc).__name__, exc,
+                           self.app.settings.heartbeat_ttl)

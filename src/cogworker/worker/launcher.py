@@ -1,0 +1,216 @@
+"""The launcher: starts a worker process's threads in order, watches signals, stops them.
+
+Start order (a process never fetches before it has a presence key):
+
+1. a fresh identity; 2. OS signal handlers (tokens on a queue); 3. the fetcher (fetch-strategy
+hook) and the Manager; 4. the heartbeat, blocking until the first beat succeeds (a stop
+token while waiting aborts start-up, a quiet token is applied); 5. the ``startup`` hooks,
+the Manager's processor threads, the poller; 6. one start-up log line; 7. the main thread
+watches tokens until ``stop``.
+
+Stop order: Manager (drain up to ``timeout``, requeue what is unfinished) → ``shutdown``
+hooks → poller → heartbeat (remote control, presence removed) → fetcher closed. The
+heartbeat keeps beating during the drain, so the process stays visible while jobs finish.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import os
+import queue
+import sys
+import threading
+import traceback
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Final
+
+from cogworker.__about__ import __version__
+from cogworker.app import make_identity
+from cogworker.core.outage import OutageLog
+from cogworker.core.payload import Payload
+from cogworker.redis.connection import redact_url
+from cogworker.worker import signals
+from cogworker.worker.heartbeat import Heartbeat
+from cogworker.worker.manager import Manager
+from cogworker.worker.poller import Poller
+
+if TYPE_CHECKING:
+    from cogworker.app import App
+    from cogworker.core.broker import Fetcher
+    from cogworker.core.hooks import Hooks
+    from cogworker.core.settings import Settings
+
+logger = logging.getLogger("cogworker.launcher")
+
+WATCH_SLICE: Final = 1.0  # seconds the main thread waits for a token before looking again
+
+
+class Launcher:
+    """One worker process. Implements :class:`cogworker.core.hookspecs.WorkerHandle`."""
+
+    def __init__(self, app: App) -> None:
+        self.app = app
+        self.identity = app.identity
+        self.tokens: signals.TokenQueue = queue.SimpleQueue()
+        self.outages = OutageLog()
+        self.fetcher: Fetcher | None = None
+        self.manager: Manager | None = None
+        self.heartbeat: Heartbeat | None = None
+        self.poller: Poller | None = None
+        self.started = threading.Event()
+        """Set once every thread runs and the start-up line is logged."""
+
+    # WorkerHandle --------------------------------------------------------------------------
+    @property
+    def settings(self) -> Settings:
+        return self.app.settings
+
+    def performing_jobs(self) -> list[Payload]:
+        return self.manager.performing_jobs() if self.manager is not None else []
+
+    # control -------------------------------------------------------------------------------
+    def request_stop(self) -> None:
+        """Ask the main thread to stop gracefully (what SIGTERM and remote ``stop`` do)."""
+        self.tokens.put(signals.STOP)
+
+    def request_quiet(self) -> None:
+        """Ask the main thread to stop fetching (what SIGTSTP does)."""
+        self.tokens.put(signals.QUIET)
+
+    # run -----------------------------------------------------------------------------------
+    def run(self) -> int:
+        """Start, serve until a stop is requested, stop. Returns the process exit code."""
+        self.app.identity = self.identity = make_identity()
+        installed = signals.install(self.tokens)
+        try:
+            if not self._start():
+                return 0
+            self._watch()
+            self._stop()
+            return 0
+        finally:
+            installed.restore()
+
+    def _start(self) -> bool:
+        fetcher = self.app.hooks.make_fetcher(self.app, self.app.broker)
+        self.fetcher = fetcher
+        manager = self.manager = Manager(self.app, fetcher, self.outages)
+        heartbeat = self.heartbeat = Heartbeat(
+            self.app, manager, self.outages, lambda: fetcher.reliable,
+            worker=self, on_stop=self.request_stop,
+        )
+        if not heartbeat.start(abort_if=self._stop_requested_during_startup):
+            logger.info("Received stop signal before startup completed, identity=%s",
+                        self.identity)
+            heartbeat.stop()
+            self._close_fetcher()
+            return False
+        self.app.hooks.startup(self)
+        manager.start()
+        self.poller = Poller(self.app, manager, self.outages, lambda: fetcher.reliable)
+        self.poller.start()
+        logger.info("%s", self.startup_line())
+        self.started.set()
+        return True
+
+    def _stop_requested_during_startup(self) -> bool:
+        while True:
+            try:
+                token = self.tokens.get_nowait()
+            except queue.Empty:
+                return False
+            if token == signals.STOP:
+                return True
+            self._apply(token)
+
+    def _watch(self) -> None:
+        while True:
+            try:
+                token = self.tokens.get(timeout=WATCH_SLICE)
+            except queue.Empty:
+                continue
+            if token == signals.STOP:
+                logger.info("Received stop signal, identity=%s", self.identity)
+                return
+            self._apply(token)
+
+    def _apply(self, token: str) -> None:
+        if token == signals.QUIET:
+            logger.info("Received quiet signal, identity=%s", self.identity)
+            if self.manager is not None:
+                self.manager.quiet()
+        elif token == signals.DUMP:
+            dump_threads()
+        else:
+            logger.warning("ignoring unknown control token %r", token)
+
+    # stop ----------------------------------------------------------------------------------
+    def _stop(self) -> None:
+        """Each step runs even when an earlier one failed."""
+        if self.manager is not None:
+            try:
+                self.manager.stop(self.settings.timeout)
+            except Exception:
+                logger.exception("stopping the processor threads failed")
+        try:
+            self.app.hooks.shutdown(self)
+        except Exception:
+            logger.exception("shutdown hooks failed")
+        if self.poller is not None:
+            self.poller.stop()
+        if self.heartbeat is not None:
+            self.heartbeat.stop()
+        self._close_fetcher()
+        logger.info("stopped, identity=%s", self.identity)
+
+    def _close_fetcher(self) -> None:
+        if self.fetcher is None:
+            return
+        try:
+            self.fetcher.close()
+        except Exception:
+            logger.exception("closing the fetcher failed")
+
+    # reporting -----------------------------------------------------------------------------
+    def startup_line(self) -> str:
+        settings = self.settings
+        fetch = self.fetcher.name if self.fetcher is not None else "?"
+        return (
+            f"cogworker {__version__} started identity={self.identity} pid={os.getpid()} "
+            f"concurrency={settings.concurrency} queues={weighted_queues(settings.queues)} "
+            f"fetch={fetch} plugins={','.join(active_plugins(self.app.hooks)) or '-'} "
+            f"redis={redis_target(self.app)}"
+        )
+
+
+def weighted_queues(queues: Sequence[str]) -> str:
+    """``("a", "a", "b")`` → ``"a:2,b:1"`` (in order of first appearance)."""
+    counts = collections.Counter(queues)
+    return ",".join(f"{name}:{counts[name]}" for name in dict.fromkeys(queues))
+
+
+def active_plugins(hooks: Hooks) -> list[str]:
+    """Names of the plugins active in this process, sorted."""
+    return sorted(name for name, _plugin in hooks.plugin_manager.list_name_plugin())
+
+
+def redis_target(app: App) -> str:
+    """Where the broker connects, without credentials."""
+    if app.settings.redis_url:
+        return redact_url(app.settings.redis_url)
+    options = app.broker.client.connection_pool.connection_kwargs
+    if options.get("path"):
+        return f"unix://{options['path']}?db={options.get('db', 0)}"
+    return f"redis://{options.get('host', 'localhost')}:{options.get('port', 6379)}" \
+           f"/{options.get('db', 0)}"
+
+
+def dump_threads() -> None:
+    """Log the current stack of every thread at WARNING (what SIGTTIN asks for)."""
+    names = {thread.ident: thread.name for thread in threading.enumerate()}
+    frames = sys._current_frames()
+    logger.warning("thread dump: %d thread(s)", len(frames))
+    for ident, frame in frames.items():
+        stack = "".join(traceback.format_stack(frame))
+        logger.warning("thread %s (ident %d):\n%s", names.get(ident, "?"), ident, stack)

@@ -1,0 +1,307 @@
+"""The processor threads of one worker process, and what they share.
+
+One thread fetches at a time, for itself and for the other idle threads (a few jobs per
+round trip when several are idle), so an idle process sends one blocking fetch at a time
+instead of one per thread. Every other thread waits for the fetch gate or for work.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import secrets
+import threading
+import time
+from typing import TYPE_CHECKING, Any
+
+from cogworker.core.broker import Fetcher, UnitOfWork
+from cogworker.core.errors import JobFailedError, JobOrphanedError
+from cogworker.core.outage import OutageLog
+from cogworker.core.payload import Payload, decode, dumps
+from cogworker.worker.async_runner import AsyncRunner
+from cogworker.worker.death import notify_death, release_job_locks
+from cogworker.worker.executor import GIVE_BACK, JobRunner
+from cogworker.worker.settlement import Settler
+from cogworker.worker.stats_buffer import StatsBuffer
+
+if TYPE_CHECKING:
+    from cogworker.app import App
+
+logger = logging.getLogger("cogworker.manager")
+
+FETCH_TIMEOUT = 2.0
+QUIET_SLEEP = 0.5
+ERROR_BACKOFF = 1.0
+MAX_PREFETCH = 16
+
+
+class Manager:
+    def __init__(self, app: App, fetcher: Fetcher, outages: OutageLog) -> None:
+        self.app = app
+        self.fetcher = fetcher
+        self.outages = outages
+        self.stats = StatsBuffer(app.broker, outages)
+        self.async_runner = AsyncRunner()
+        self.settler = Settler(app, fetcher)
+        self.runner: JobRunner | None = None
+        self._threads: list[threading.Thread] = []
+        self._quiet = threading.Event()
+        self._stopping = threading.Event()
+        self._fetch_gate = threading.Lock()
+        self._prefetched: collections.deque[UnitOfWork] = collections.deque()
+        self._lock = threading.Lock()
+        self._busy = 0
+        self._idle = 0
+        self._running: collections.Counter[str] = collections.Counter()
+        self._work: dict[str, tuple[UnitOfWork, float]] = {}
+        self._performing: dict[str, Payload] = {}
+        self._previous_strays: set[str] = set()
+
+    # control --------------------------------------------------------------------------------
+    def start(self) -> None:
+        self.runner = JobRunner(self.app, self.outages, self.stats, self.async_runner)
+        for _ in range(self.app.settings.concurrency):
+            tid = secrets.token_hex(6)
+            thread = threading.Thread(target=self._loop, args=(tid,), daemon=True,
+                                      name=f"cogworker-processor-{tid}")
+            self._threads.append(thread)
+            thread.start()
+
+    def quiet(self) -> None:
+        self._quiet.set()
+
+    def unquiet(self) -> None:
+        if not self._stopping.is_set():
+            self._quiet.clear()
+
+    @property
+    def is_quiet(self) -> bool:
+        return self._quiet.is_set()
+
+    @property
+    def is_stopping(self) -> bool:
+        return self._stopping.is_set()
+
+    @property
+    def busy(self) -> int:
+        with self._lock:
+            return self._busy
+
+    def performing_jobs(self) -> list[Payload]:
+        with self._lock:
+            return list(self._performing.values())
+
+    def work_entries(self) -> dict[str, str]:
+        """The workers-hash view of what runs now: tid → JSON {queue, payload, run_at}."""
+        with self._lock:
+            items = list(self._work.items())
+        entries = {}
+        for tid, (work, started) in items:
+            try:
+                payload = decode(work.raw)
+            except Exception:
+                continue
+            entries[tid] = dumps({"queue": work.queue, "payload": payload,
+                                  "run_at": int(started)})
+        return entries
+
+    # the processor loop ---------------------------------------------------------------------
+    def _loop(self, tid: str) -> None:
+        while not self._stopping.is_set():
+            try:
+                self._process_one(tid)
+            except Exception as exc:
+                self.outages.report("processor", exc)
+                self._stopping.wait(ERROR_BACKOFF)
+
+    def _process_one(self, tid: str) -> None:
+        if self._quiet.is_set():
+            self._stopping.wait(QUIET_SLEEP)
+            return
+        work = self._next_work()
+        if work is None:
+            return
+        if self._stopping.is_set() or self._quiet.is_set():
+            self.settler.give_back(work)
+            return
+        self._run(tid, work)
+
+    def _next_work(self) -> UnitOfWork | None:
+        with self._lock:
+            if self._prefetched:
+                return self._prefetched.popleft()
+            self._idle += 1
+        try:
+            with self._fetch_gate:
+                with self._lock:
+                    if self._prefetched:
+                        return self._prefetched.popleft()
+                    wanted = min(self._idle, MAX_PREFETCH)
+                if self._stopping.is_set() or self._quiet.is_set():
+                    return None
+                works = self._fetch(wanted)
+        finally:
+            with self._lock:
+                self._idle -= 1
+        if not works:
+            return None
+        with self._lock:
+            self._prefetched.extend(works[1:])
+        return works[0]
+
+    def _fetch(self, wanted: int) -> list[UnitOfWork]:
+        try:
+            paused = self.app.broker.paused_queues()
+            queues = [q for q in self.app.settings.queues if q not in paused]
+            if not queues:
+                self._stopping.wait(FETCH_TIMEOUT)
+                return []
+            works = self.fetcher.fetch(queues, FETCH_TIMEOUT, wanted)
+        except Exception as exc:
+            self.outages.report("fetch", exc)
+            self._stopping.wait(ERROR_BACKOFF)
+            return []
+        self.outages.recovered("fetch")
+        return works
+
+    def _run(self, tid: str, work: UnitOfWork) -> None:
+        with self._lock:
+            self._busy += 1
+            self._running[work.raw] += 1
+            self._work[tid] = (work, time.time())
+        try:
+            assert self.runner is not None
+            settlement = self.runner.run(work, on_perform=self._on_perform)
+        except Exception:
+            logger.exception("running a job failed before it could start; handing it back")
+            settlement = GIVE_BACK
+        finally:
+            with self._lock:
+                self._busy -= 1
+                self._work.pop(tid, None)
+        try:
+            self.settler.settle(work, settlement)
+        finally:
+            with self._lock:
+                self._running[work.raw] -= 1
+                if self._running[work.raw] <= 0:
+                    del self._running[work.raw]
+
+    def _on_perform(self, job: Payload, starting: bool) -> None:
+        key = f"{threading.get_ident()}:{job.get('jid')}"
+        with self._lock:
+            if starting:
+                self._performing[key] = job
+            else:
+                self._performing.pop(key, None)
+
+    # shutdown -------------------------------------------------------------------------------
+    def stop(self, timeout: float) -> int:
+        """Stop fetching, wait up to ``timeout`` for running jobs, requeue the rest."""
+        self._quiet.set()
+        self._stopping.set()
+        deadline = time.monotonic() + timeout
+        for thread in self._threads:
+            thread.join(max(deadline - time.monotonic(), 0))
+        grace = time.monotonic() + FETCH_TIMEOUT + 1
+        for thread in self._threads:
+            if thread.is_alive() and not self._thread_busy(thread):
+                thread.join(max(grace - time.monotonic(), 0))
+        self._give_back_prefetched()
+        requeued = self._requeue_unfinished()
+        self.stats.flush()
+        self.async_runner.close()
+        return requeued
+
+    def _thread_busy(self, thread: threading.Thread) -> bool:
+        tid = thread.name.rsplit("-", 1)[-1]
+        with self._lock:
+            return tid in self._work
+
+    def _give_back_prefetched(self) -> None:
+        with self._lock:
+            works = list(self._prefetched)
+            self._prefetched.clear()
+        for work in works:
+            self.settler.give_back(work)
+
+    def _requeue_unfinished(self) -> int:
+        self.settler.retry_pending()
+        finished, keep = [], []
+        park = getattr(self.fetcher, "park_unsettled", None)
+        for raw, pending in self.settler.snapshot().items():
+            if pending.set_name is None:
+                finished.append(raw)
+            elif park is not None and _try(park, raw, pending.as_unsettled()):
+                self.settler.forget(raw)
+            else:
+                keep.append(raw)
+        if not self.fetcher.reliable:
+            self._write_work_entries()
+        try:
+            count = self.fetcher.requeue_unfinished(finished, keep)
+        except Exception as exc:
+            logger.error("requeueing unfinished jobs at shutdown failed: %s", exc)
+            return 0
+        if count:
+            logger.warning("requeued %d job(s) unfinished at shutdown", count)
+        return count
+
+    def _write_work_entries(self) -> None:
+        identity = self.app.identity
+        for tid, entry in self.work_entries().items():
+            try:
+                self.app.broker.set_work(identity, tid, entry)
+            except Exception as exc:
+                logger.error("recording running job of %s failed: %s", tid, exc)
+
+    # reconcile and recovered deaths ---------------------------------------------------------
+    def reconcile(self) -> None:
+        """Finish pending settlements; requeue jobs on our list nobody runs (seen twice)."""
+        self.settler.retry_pending()
+        in_progress = getattr(self.fetcher, "in_progress", None)
+        if in_progress is None:
+            return
+        with self._lock:
+            running = set(self._running) | {w.raw for w in self._prefetched}
+        pending = set(self.settler.snapshot())
+        strays = {raw for raw in in_progress() if raw not in running and raw not in pending}
+        for raw in strays & self._previous_strays:
+            work = UnitOfWork(queue=_queue_of(raw), raw=raw)
+            self.settler.give_back(work)
+            logger.warning("requeued stray in-progress job jid=%s", _jid_of(raw))
+        self._previous_strays = strays - self._previous_strays
+
+    def handle_dead_jobs(self, stored_raws: list[str], reason: str) -> None:
+        """Locks and death hooks for jobs another path filed into dead."""
+        for raw in stored_raws:
+            try:
+                job = decode(raw)
+            except Exception:
+                continue
+            release_job_locks(self.app, job, reason)
+            message = str(job.get("error_message", reason))
+            exc = JobOrphanedError(message) if reason == "orphaned" else JobFailedError(message)
+            notify_death(self.app, job, exc)
+
+
+def _try(func: Any, *args: Any) -> bool:
+    try:
+        return bool(func(*args))
+    except Exception as exc:
+        logger.error("parking an unsettled failure failed: %s", exc)
+        return False
+
+
+def _queue_of(raw: str) -> str:
+    try:
+        return str(decode(raw).get("queue") or "default")
+    except Exception:
+        return "default"
+
+
+def _jid_of(raw: str) -> str:
+    try:
+        return str(decode(raw).get("jid"))
+    except Exception:
+        return "?"

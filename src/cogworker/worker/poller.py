@@ -1,0 +1,129 @@
+"""The scheduled poller: orphan checks, and moving due scheduled and retry jobs onto queues.
+
+One daemon thread per process. Each poll runs two independent steps, each guarded on its
+own (a failing step is reported and never skips the other):
+
+1. the orphan check, when due: at the first poll, then every ``orphan_check_interval``
+   seconds (see :mod:`cogworker.worker.orphan_check`). The next due time is set *before*
+   the check runs, so a check that keeps failing runs once per interval, not once per
+   poll; but when the connection was lost during a check the next one runs at the next
+   poll, because Redis coming back is exactly when recovery matters;
+2. graduation of due entries of ``schedule`` then ``retry`` (50 per set per poll),
+   skipped while the process is quiet.
+
+Polls are ``poll_interval`` apart, times a random factor in [0.8, 1.2], so processes started
+together do not hit Redis in lockstep.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Final, Literal
+
+from cogworker.core.outage import OutageLog
+from cogworker.worker.contracts import ManagerControls
+from cogworker.worker.orphan_check import OrphanCheck
+
+if TYPE_CHECKING:
+    from cogworker.app import App
+
+logger = logging.getLogger(__name__)
+
+GRADUATION_BATCH: Final = 50
+JITTER: Final = (0.8, 1.2)
+GRADUATED_SETS: Final[tuple[Literal["schedule", "retry"], ...]] = ("schedule", "retry")
+THREAD_JOIN_TIMEOUT: Final = 1.0
+
+
+class Poller:
+    """Runs :meth:`poll_once` every ``poll_interval`` (jittered) on a daemon thread."""
+
+    def __init__(
+        self,
+        app: App,
+        manager: ManagerControls,
+        outages: OutageLog,
+        reliable: Callable[[], bool],
+        *,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.app = app
+        self._manager = manager
+        self._outages = outages
+        self._clock = clock
+        self._orphan_check = OrphanCheck(app, manager, outages, reliable)
+        self._next_orphan_check: float | None = None  # None: due at the next poll
+        self._stopping = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.ready_for_ticker = threading.Event()
+        """Set after the first orphan check that really read the in-progress registry
+        without losing the connection. The cron ticker waits for it, so after a long
+        outage it cannot claim a slot before recovery re-took the interrupted run's lock."""
+
+    def start(self) -> None:
+        """Start the thread; the first poll runs at once."""
+        if self._thread is not None:
+            return
+        self._thread = threading.Thread(target=self._run, name="cogworker-poller", daemon=True)
+        self._thread.start()
+
+    def stop(self, join_timeout: float = THREAD_JOIN_TIMEOUT) -> None:
+        """Ask the thread to end; wait up to ``join_timeout`` s (it holds nothing)."""
+        self._stopping.set()
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(join_timeout)
+
+    def _run(self) -> None:
+        while not self._stopping.is_set():
+            self.poll_once()
+            if self._stopping.wait(self._next_delay()):
+                return
+
+    def _next_delay(self) -> float:
+        return self.app.settings.poll_interval * random.uniform(*JITTER)
+
+    # one poll ------------------------------------------------------------------------------
+    def poll_once(self) -> None:
+        """One poll: the orphan check if due, then graduation unless quiet. Never raises."""
+        self._check_orphans_if_due()
+        if self._stopping.is_set():
+            return
+        if self._manager.is_quiet:
+            logger.debug("quiet: scheduled and retry jobs are not moved to their queues")
+            return
+        self._graduate_due()
+
+    def _check_orphans_if_due(self) -> None:
+        now = self._clock()
+        if self._next_orphan_check is not None and now < self._next_orphan_check:
+            return
+        self._next_orphan_check = now + self.app.settings.orphan_check_interval
+        try:
+            outcome = self._orphan_check.run()
+        except Exception:  # a bug in one pass must not end the poller
+            logger.exception("orphan check failed; next try in %.0f s",
+                             self.app.settings.orphan_check_interval)
+            return
+        if outcome.connection_lost:
+            self._next_orphan_check = None
+        elif outcome.registry_read and not self.ready_for_ticker.is_set():
+            self.ready_for_ticker.set()
+
+    def _graduate_due(self) -> None:
+        broker = self.app.broker
+        for set_name in GRADUATED_SETS:
+            site = f"graduate {set_name}"
+            try:
+                report = broker.graduate(set_name, time.time(), GRADUATION_BATCH)
+            except Exception as exc:
+                self._outages.report(site, exc)
+                continue
+            self._outages.recovered(site)
+            if report.moved:
+                logger.debug("moved %d due job(s) from %s to their queues",
+                             report.moved, set_name)

@@ -1,0 +1,156 @@
+"""Settling fetched jobs with the fetcher: ack, give back, interrupt, and what failed.
+
+A settlement that cannot be written now is remembered (``pending``) and finished by
+reconcile (every orphan check) or at shutdown, never turned into a re-run.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from cogworker.core.broker import Fetcher, UnitOfWork
+from cogworker.core.errors import JobFailedError
+from cogworker.core.payload import Payload, decode, dumps, encode
+from cogworker.worker.death import extend_job_locks, notify_death, release_job_locks
+from cogworker.worker.executor import Settlement
+from cogworker.worker.failures import interrupt_record
+
+if TYPE_CHECKING:
+    from cogworker.app import App
+
+logger = logging.getLogger("cogworker.settlement")
+
+ACK_ATTEMPTS = 3
+ACK_SLEEPS = (0.1, 0.2)
+
+
+@dataclass(frozen=True, slots=True)
+class Pending:
+    """A settlement to finish later: an ack, or a record to file into retry/dead."""
+
+    work: UnitOfWork
+    set_name: str | None = None  # None = just acknowledge
+    score: float = 0.0
+    record: str = ""
+
+    def as_unsettled(self) -> str:
+        return dumps({"set": self.set_name, "score": self.score, "payload": self.record})
+
+
+class Settler:
+    def __init__(self, app: App, fetcher: Fetcher) -> None:
+        self.app = app
+        self.fetcher = fetcher
+        self.pending: dict[str, Pending] = {}
+        self._lock = threading.Lock()
+
+    def settle(self, work: UnitOfWork, settlement: Settlement) -> None:
+        if settlement.kind == "give_back":
+            self.give_back(work)
+        elif settlement.kind == "interrupt" and settlement.failure is not None:
+            self._interrupt(work, *settlement.failure)
+        else:
+            self.acknowledge(work)
+            if settlement.died is not None:
+                notify_death(self.app, *settlement.died)
+
+    def give_back(self, work: UnitOfWork) -> None:
+        try:
+            self.fetcher.give_back(work)
+        except Exception as exc:
+            logger.error("couldn't hand back %s (left in progress): %s", _jid(work), exc)
+
+    def acknowledge(self, work: UnitOfWork) -> None:
+        for attempt in range(ACK_ATTEMPTS):
+            try:
+                self.fetcher.acknowledge([work])
+                return
+            except Exception as exc:
+                last = exc
+                if attempt < len(ACK_SLEEPS):
+                    time.sleep(ACK_SLEEPS[attempt])
+        with self._lock:
+            self.pending[work.raw] = Pending(work)
+        logger.error("couldn't acknowledge finished job jid=%s after %d attempts (will retry; "
+                     "it may run again if this process stops first): %s", _jid(work),
+                     ACK_ATTEMPTS, last)
+
+    def _interrupt(self, work: UnitOfWork, job: Payload, exc: BaseException,
+                   decision: Any) -> None:
+        try:
+            fetched = decode(work.raw)
+            record = interrupt_record(fetched, exc, decision.cut_short)
+            raw_record = encode(record.payload)
+        except Exception:
+            logger.exception("building the interrupt record of %s failed; filing a minimal "
+                             "dead record", _jid(work))
+            record = interrupt_record({"class": job.get("class"), "jid": job.get("jid"),
+                                       "queue": work.queue, "retry": False}, exc, True)
+            raw_record = encode(record.payload)
+        logger.error("couldn't record the failure of jid=%s (%s); %s", job.get("jid"),
+                     type(exc).__name__, record.reason)
+        pending = Pending(work, record.set_name, record.score, raw_record)
+        if not self._file(pending, exc):
+            with self._lock:
+                self.pending[work.raw] = pending
+
+    def _file(self, pending: Pending, exc: BaseException | None) -> bool:
+        """File a pending record through the fetcher; run its consequences once written."""
+        assert pending.set_name is not None
+        try:
+            written = self.fetcher.interrupt(pending.work, pending.set_name,  # type: ignore[arg-type]
+                                             pending.score, pending.record)
+        except Exception as write_exc:
+            logger.error("filing jid=%s into %s failed: %s", _jid(pending.work),
+                         pending.set_name, write_exc)
+            return False
+        if written:
+            self._after_record(pending, exc)
+        return True
+
+    def _after_record(self, pending: Pending, exc: BaseException | None) -> None:
+        stored = decode(pending.record) if pending.record else {}
+        if pending.set_name == "retry":
+            delay = max(pending.score - time.time(), 0.0)
+            extend_job_locks(self.app, stored, delay + self.app.settings.unique_lock_ttl)
+            return
+        release_job_locks(self.app, stored, "dead")
+        failure = exc or JobFailedError(str(stored.get("error_message", "")))
+        notify_death(self.app, stored, failure)
+
+    def retry_pending(self) -> None:
+        """Finish remembered settlements (reconcile, shutdown)."""
+        with self._lock:
+            items = list(self.pending.items())
+        for raw, pending in items:
+            done = False
+            if pending.set_name is None:
+                try:
+                    self.fetcher.acknowledge([pending.work])
+                    done = True
+                except Exception as exc:
+                    logger.error("acknowledging jid=%s still fails: %s", _jid(pending.work), exc)
+            else:
+                done = self._file(pending, None)
+            if done:
+                with self._lock:
+                    self.pending.pop(raw, None)
+
+    def snapshot(self) -> dict[str, Pending]:
+        with self._lock:
+            return dict(self.pending)
+
+    def forget(self, raw: str) -> None:
+        with self._lock:
+            self.pending.pop(raw, None)
+
+
+def _jid(work: UnitOfWork) -> str:
+    try:
+        return str(decode(work.raw).get("jid"))
+    except Exception:
+        return "?"

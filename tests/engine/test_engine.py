@@ -1,0 +1,320 @@
+"""Job execution, failure routing and death hooks, on the in-memory broker."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import threading
+import time
+from typing import Any
+
+import pytest
+
+import cogworker
+from cogworker.core.broker import UnitOfWork
+from cogworker.core.middleware import JobContext
+from cogworker.core.outage import OutageLog
+from cogworker.testing.memory import MemoryBroker
+from cogworker.worker.failures import Outcome, decide, default_backoff
+from cogworker.worker.manager import Manager
+from engine.engine_app import job_runner, memory_app
+
+
+def fetch_one(broker: MemoryBroker, queue: str = "default") -> UnitOfWork:
+    return UnitOfWork(queue, broker.queues[queue].pop())
+
+
+def stored(broker: MemoryBroker, set_name: str) -> list[dict[str, Any]]:
+    return [json.loads(raw) for raw in broker.sets[set_name]]
+
+
+def test_a_successful_job_runs_and_is_acknowledged() -> None:
+    app, broker = memory_app()
+    seen: list[int] = []
+
+    @app.job
+    def add(n: int) -> None:
+        seen.append(n)
+
+    add.perform_async(41)
+    runner, _, settler, fetcher = job_runner(app)
+    work = fetch_one(broker)
+    settlement = runner.run(work)
+    settler.settle(work, settlement)
+    assert seen == [41]
+    assert settlement.kind == "ack" and fetcher.acknowledged == [work]
+    assert broker.processed == 1 and broker.failed == 0
+
+
+def test_a_failing_job_goes_to_retry_with_the_default_backoff() -> None:
+    app, broker = memory_app()
+
+    @app.job(retry=2)
+    def boom() -> None:
+        raise ValueError("nope")
+
+    boom.perform_async()
+    runner, _, settler, _ = job_runner(app)
+    before = time.time()
+    work = fetch_one(broker)
+    settler.settle(work, runner.run(work))
+    ((raw, score),) = broker.sets["retry"].items()
+    job = json.loads(raw)
+    assert job["retry_count"] == 1 and job["error_class"] == "ValueError"
+    assert job["error_message"] == "nope" and job["failed_at"] >= before
+    assert before + 16 <= score <= time.time() + 74  # 1⁴ + 15 + rand(0..29)·2
+    assert broker.failed == 1
+
+
+def test_retries_end_in_dead_with_death_handlers_isolated(caplog: pytest.LogCaptureFixture) -> None:
+    app, broker = memory_app()
+    calls: list[str] = []
+
+    def exhausted(job: dict[str, Any], exc: BaseException) -> None:
+        calls.append(f"job:{job['retry_count']}:{exc}")
+
+    @app.job(retry=1, retries_exhausted=exhausted)
+    def boom() -> None:
+        raise RuntimeError("always")
+
+    @app.death_handler
+    def broken(job: dict[str, Any]) -> None:
+        raise OSError("handler bug")
+
+    @app.death_handler
+    def second(job: dict[str, Any], exc: BaseException) -> None:
+        job["mutated"] = True
+        calls.append("app")
+
+    boom.perform_async()
+    runner, _, settler, _ = job_runner(app)
+    for _ in range(2):
+        work = fetch_one(broker)
+        settler.settle(work, runner.run(work))
+        if broker.sets["retry"]:
+            raw = next(iter(broker.sets["retry"]))
+            del broker.sets["retry"][raw]
+            broker.queues["default"].appendleft(raw)
+    (dead,) = stored(broker, "dead")
+    assert dead["retry_count"] == 2 and "mutated" not in dead
+    assert calls == ["job:2:always", "app"]
+    assert "death handler" in caplog.text and "handler bug" in caplog.text
+
+
+@pytest.mark.parametrize(
+    ("answer", "outcome", "delay"),
+    [(None, Outcome.RETRY, None), ("kill", Outcome.DEAD, 0.0), ("discard", Outcome.DISCARD, 0.0),
+     (0, Outcome.RETRY, 0.0), (7.5, Outcome.RETRY, 7.5), (-1, Outcome.RETRY, None),
+     ("soon", Outcome.RETRY, None), (float("nan"), Outcome.RETRY, None)],
+)
+def test_retry_in_outcomes(answer: Any, outcome: Outcome, delay: float | None,
+                           caplog: pytest.LogCaptureFixture) -> None:
+    app, _ = memory_app()
+    received: list[Any] = []
+
+    def retry_in(count: int, exc: BaseException, job: dict[str, Any]) -> Any:
+        received.append((count, str(exc), job["jid"]))
+        return answer
+
+    definition = app.registry.register(lambda: None, name="x", options={}, retry_in=retry_in)
+    decision = decide(definition, {"jid": "j1", "retry_count": 2, "retry": 5}, KeyError("k"))
+    assert received == [(2, "'k'", "j1")]
+    assert decision.outcome is outcome
+    if delay is None:
+        assert 3**4 + 15 <= decision.delay <= 3**4 + 15 + 29 * 4
+    else:
+        assert decision.delay == delay
+    if answer in (-1, "soon") or answer != answer:
+        assert "using the default backoff" in caplog.text
+
+
+def test_retry_in_that_raises_falls_back_and_is_not_asked_when_out_of_retries() -> None:
+    asked: list[int] = []
+
+    def bad(count: int) -> float:
+        asked.append(count)
+        raise ZeroDivisionError
+
+    app, _ = memory_app()
+    definition = app.registry.register(lambda: None, name="y", options={}, retry_in=bad)
+    assert decide(definition, {"retry_count": 0}, ValueError()).outcome is Outcome.RETRY
+    assert decide(definition, {"retry_count": 25}, ValueError()).outcome is Outcome.DEAD
+    assert asked == [0]
+
+
+def test_default_backoff_window() -> None:
+    for count in (1, 2, 5):
+        samples = [default_backoff(count) for _ in range(200)]
+        assert min(samples) >= count**4 + 15
+        assert max(samples) <= count**4 + 15 + 29 * (count + 1)
+
+
+def test_class_job_retry_in_and_retries_exhausted() -> None:
+    app, broker = memory_app()
+    died: list[str] = []
+
+    @app.job(retry=3)
+    class Flaky(cogworker.Job):
+        def perform(self) -> None:
+            raise ValueError(self.jid)
+
+        def retry_in(self, count: int) -> str:
+            return "kill"
+
+        @classmethod
+        def retries_exhausted(cls, job: dict[str, Any], exc: BaseException) -> None:
+            died.append(job["jid"])
+
+    jid = Flaky.perform_async()
+    runner, _, settler, _ = job_runner(app)
+    work = fetch_one(broker)
+    settler.settle(work, runner.run(work))
+    assert died == [jid]
+    assert stored(broker, "dead")[0]["error_message"] == jid
+
+
+def test_discard_writes_nothing() -> None:
+    app, broker = memory_app()
+
+    @app.job(retry_in=lambda *_: "discard")
+    def gone() -> None:
+        raise ValueError
+
+    gone.perform_async()
+    runner, _, settler, fetcher = job_runner(app)
+    work = fetch_one(broker)
+    settler.settle(work, runner.run(work))
+    assert broker.sets["retry"] == {} and broker.sets["dead"] == {}
+    assert fetcher.acknowledged == [work] and broker.failed == 1
+
+
+def test_unparseable_payloads_are_buried_with_their_bytes() -> None:
+    app, broker = memory_app()
+    runner, _, settler, fetcher = job_runner(app)
+    for garbage in ("not json", "[1,2]", '{"class":"X"}'):
+        work = UnitOfWork("default", garbage)
+        settler.settle(work, runner.run(work))
+    dead = stored(broker, "dead")
+    assert sorted(d["raw_payload"] for d in dead) == sorted(["not json", "[1,2]", '{"class":"X"}'])
+    assert all(d["class"] == "(unparseable)" and d["queue"] == "default" for d in dead)
+    assert len(fetcher.acknowledged) == 3 and broker.failed == 3
+
+
+def test_unknown_job_fails_inside_the_chain() -> None:
+    app, broker = memory_app()
+    seen: list[str] = []
+
+    def observe(ctx: JobContext, call_next: Any) -> Any:
+        try:
+            return call_next()
+        except Exception as exc:
+            seen.append(type(exc).__name__)
+            raise
+
+    app.server_middleware.append(observe)
+    app.push({"class": "NoSuchJob", "args": [], "retry": 0})
+    runner, _, settler, _ = job_runner(app)
+    work = fetch_one(broker)
+    settler.settle(work, runner.run(work))
+    assert seen == ["UnknownJobError"]
+    assert stored(broker, "dead")[0]["error_class"] == "cogworker.core.errors.UnknownJobError"
+
+
+def test_server_middleware_that_does_not_call_through_skips_the_job() -> None:
+    app, broker = memory_app()
+    ran: list[int] = []
+    app.server_middleware.append(lambda ctx, call_next: None)
+
+    @app.job
+    def job() -> None:
+        ran.append(1)
+
+    job.perform_async()
+    runner, _, settler, _ = job_runner(app)
+    work = fetch_one(broker)
+    settler.settle(work, runner.run(work))
+    assert ran == [] and broker.processed == 1
+
+
+def test_a_failed_retry_write_interrupts_instead_of_requeueing() -> None:
+    app, broker = memory_app()
+
+    @app.job
+    def boom() -> None:
+        raise ValueError("x")
+
+    boom.perform_async()
+    runner, _, settler, fetcher = job_runner(app)
+    original = broker.file_job
+    broker.file_job = lambda *a: (_ for _ in ()).throw(OSError("down"))  # type: ignore[method-assign]
+    work = fetch_one(broker)
+    settlement = runner.run(work)
+    broker.file_job = original  # type: ignore[method-assign]
+    settler.settle(work, settlement)
+    ((raw, score),) = broker.sets["retry"].items()
+    job = json.loads(raw)
+    assert settlement.kind == "interrupt"
+    assert job["interrupted_count"] == 1 and job["retry_count"] == 1
+    assert score == pytest.approx(time.time() + 30, abs=5)
+    assert fetcher.given_back == [] and len(broker.queues["default"]) == 0
+
+
+def test_manager_runs_sync_and_async_jobs_together_and_drains() -> None:
+    app, broker = memory_app(concurrency=4, queues=("high", "high", "low"))
+    done: list[str] = []
+    lock = threading.Lock()
+
+    @app.job(queue="high")
+    def sync_job(n: int) -> None:
+        with lock:
+            done.append(f"s{n}")
+
+    @app.job(queue="low")
+    async def async_job(n: int) -> None:
+        await asyncio.sleep(0.001)
+        with lock:
+            done.append(f"a{n}")
+
+    for n in range(50):
+        sync_job.perform_async(n)
+        async_job.perform_async(n)
+    fetcher = app.hooks.make_fetcher(app, app.broker)
+    manager = Manager(app, fetcher, OutageLog())
+    manager.start()
+    deadline = time.monotonic() + 30
+    while len(done) < 100 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert manager.stop(timeout=5) == 0
+    assert sorted(done) == sorted([f"s{n}" for n in range(50)] + [f"a{n}" for n in range(50)])
+    assert broker.processed == 100
+
+
+def test_manager_quiet_fetches_nothing() -> None:
+    app, broker = memory_app(concurrency=2)
+
+    @app.job
+    def job() -> None: ...
+
+    fetcher = app.hooks.make_fetcher(app, app.broker)
+    manager = Manager(app, fetcher, OutageLog())
+    manager.quiet()
+    manager.start()
+    job.perform_async()
+    time.sleep(0.3)
+    assert len(broker.queues["default"]) == 1 and manager.is_quiet
+    manager.stop(timeout=1)
+
+
+def test_outage_log_collapses_repeats(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO)
+    log = OutageLog(summary_interval=0.05)
+    for _ in range(20):
+        log.report("fetch", cogworker.BrokerUnavailableError("down"))
+    time.sleep(0.06)
+    log.report("fetch", cogworker.BrokerUnavailableError("down"))
+    log.recovered("fetch")
+    lines = [r.getMessage() for r in caplog.records]
+    assert sum("Redis unavailable" in line for line in lines) == 1
+    assert sum("still unavailable" in line for line in lines) == 1
+    assert sum("available again after 21 error(s)" in line for line in lines) == 1

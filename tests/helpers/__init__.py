@@ -1,0 +1,1 @@
+"""Helpers shared by the test modules (importable as ``helpers``; ``tests/`` is on sys.path)."""

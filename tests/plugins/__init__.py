@@ -1,0 +1,1 @@
+"""Plugin discovery, activation, loading, the hooks facade and the plugins command."""

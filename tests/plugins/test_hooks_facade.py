@@ -1,0 +1,222 @@
+"""The typed facade: failure policies, argument passing, ordering, historic configure."""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import pluggy
+import pytest
+
+from cogworker.core import hookspecs
+from cogworker.core.errors import PluginError
+from cogworker.core.hooks import NOTIFICATION_HOOKS, Hooks
+from cogworker.core.markers import PROJECT_NAME, hookimpl
+
+APP: Any = object()
+BROKER: Any = object()
+WORKER: Any = object()
+
+
+def make_hooks(**plugins: object) -> Hooks:
+    pm = pluggy.PluginManager(PROJECT_NAME)
+    pm.add_hookspecs(hookspecs)
+    for name, plugin in plugins.items():
+        pm.register(plugin, name=name)
+    return Hooks(pm, trace=False)
+
+
+class HeartbeatRecorder:
+    def __init__(self, label: str, calls: list[str]) -> None:
+        self.label = label
+        self.calls = calls
+
+    @hookimpl
+    def cogworker_heartbeat(self, worker: object) -> None:
+        self.calls.append(self.label)
+
+
+class FailingHeartbeat:
+    @hookimpl
+    def cogworker_heartbeat(self, worker: object) -> None:
+        raise RuntimeError("store down")
+
+
+class FirstHeartbeat(HeartbeatRecorder):
+    @hookimpl(tryfirst=True)
+    def cogworker_heartbeat(self, worker: object) -> None:
+        self.calls.append(self.label)
+
+
+def test_one_failing_notification_does_not_stop_the_others(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    calls: list[str] = []
+    hooks = make_hooks(
+        early=HeartbeatRecorder("early", calls),
+        flaky=FailingHeartbeat(),
+        late=HeartbeatRecorder("late", calls),
+    )
+
+    with caplog.at_level(logging.ERROR, logger="cogworker.core.hooks"):
+        hooks.heartbeat(WORKER)
+
+    assert sorted(calls) == ["early", "late"]
+    [record] = caplog.records
+    assert "'flaky'" in record.getMessage()
+    assert "cogworker_heartbeat" in record.getMessage()
+    assert record.exc_info is not None
+    assert isinstance(record.exc_info[1], RuntimeError)
+
+
+def test_notifications_run_in_pluggy_call_order() -> None:
+    calls: list[str] = []
+    hooks = make_hooks(
+        first=FirstHeartbeat("first", calls),
+        older=HeartbeatRecorder("older", calls),
+        newer=HeartbeatRecorder("newer", calls),
+    )
+
+    hooks.heartbeat(WORKER)
+
+    assert calls == ["first", "newer", "older"]  # tryfirst, then last registered first
+
+
+def test_notification_impls_get_only_the_arguments_they_declare() -> None:
+    received: dict[str, tuple[object, ...]] = {}
+
+    class JobOnly:
+        @hookimpl
+        def cogworker_job_died(self, job: object) -> None:
+            received["job_only"] = (job,)
+
+    class ReorderedSubset:
+        @hookimpl
+        def cogworker_job_retried(self, delay: float, app: object) -> None:
+            received["reordered"] = (delay, app)
+
+    class WithDefault:
+        @hookimpl
+        def cogworker_job_retried(self, job: object, exception: object = None) -> None:
+            received["with_default"] = (job, exception)
+
+    hooks = make_hooks(a=JobOnly(), b=ReorderedSubset(), c=WithDefault())
+    job = {"jid": "abc"}
+    error = ValueError("x")
+
+    hooks.job_died(APP, job, error)
+    hooks.job_retried(APP, job, error, 7.5)
+
+    assert received == {
+        "job_only": (job,),
+        "reordered": (7.5, APP),
+        "with_default": (job, error),
+    }
+
+
+def test_decision_hooks_propagate() -> None:
+    class BrokenLock:
+        @hookimpl
+        def cogworker_acquire_unique_lock(self, app: object, job: object) -> bool:
+            raise ConnectionError("lock store down")
+
+    hooks = make_hooks(broken=BrokenLock())
+
+    with pytest.raises(ConnectionError, match="lock store down"):
+        hooks.acquire_unique_lock(APP, {"jid": "1"})
+
+
+def test_firstresult_decision_returns_the_first_non_none() -> None:
+    class NotMine:
+        @hookimpl(tryfirst=True)
+        def cogworker_acquire_unique_lock(self, job: object) -> None:
+            return None
+
+    class Duplicate:
+        @hookimpl
+        def cogworker_acquire_unique_lock(self, job: object) -> bool:
+            return False
+
+    hooks = make_hooks(not_mine=NotMine(), duplicate=Duplicate())
+
+    assert hooks.acquire_unique_lock(APP, {"jid": "1"}) is False
+    assert make_hooks().acquire_unique_lock(APP, {"jid": "1"}) is None
+
+
+def test_make_fetcher_without_a_provider_says_how_to_activate_one() -> None:
+    with pytest.raises(PluginError, match="--plugin basic or --plugin reliable"):
+        make_hooks().make_fetcher(APP, BROKER)
+
+
+def test_middleware_keeps_call_order_and_drops_none() -> None:
+    def outer(ctx: object, call_next: Callable[[], object]) -> object:
+        return call_next()
+
+    def inner(ctx: object, call_next: Callable[[], object]) -> object:
+        return call_next()
+
+    class Outer:
+        @hookimpl(tryfirst=True)
+        def cogworker_client_middleware(self) -> object:
+            return outer
+
+    class Nothing:
+        @hookimpl
+        def cogworker_client_middleware(self, app: object) -> None:
+            return None
+
+    class Inner:
+        @hookimpl(trylast=True)
+        def cogworker_client_middleware(self, app: object) -> object:
+            return inner
+
+    hooks = make_hooks(inner=Inner(), nothing=Nothing(), outer=Outer())
+
+    assert hooks.client_middleware(APP) == [outer, inner]
+    assert hooks.server_middleware(APP) == []
+
+
+def test_configure_is_historic() -> None:
+    seen: list[tuple[str, object]] = []
+
+    class Configurable:
+        def __init__(self, label: str) -> None:
+            self.label = label
+
+        @hookimpl
+        def cogworker_configure(self, app: object) -> None:
+            seen.append((self.label, app))
+
+    hooks = make_hooks(early=Configurable("early"))
+    hooks.configure(APP)
+    hooks.plugin_manager.register(Configurable("late"), name="late")
+
+    assert seen == [("early", APP), ("late", APP)]
+
+
+def test_wrapper_on_a_notification_hook_is_rejected() -> None:
+    class Wrapping:
+        @hookimpl(wrapper=True)
+        def cogworker_shutdown(self, worker: object) -> object:
+            return (yield)
+
+    with pytest.raises(PluginError, match=r"'wrapping'.*cogworker_shutdown"):
+        make_hooks(wrapping=Wrapping())
+
+
+def test_every_hookspec_has_a_facade_method() -> None:
+    # cogworker_addhooks is armed by load_plugins before registration; no method is needed.
+    for hook_name in set(hookspecs.ALL_HOOKS) - {"cogworker_addhooks"}:
+        assert callable(getattr(Hooks, hook_name.removeprefix("cogworker_"), None)), hook_name
+
+
+def test_isolated_hooks_are_those_whose_docstring_says_so() -> None:
+    isolated = {
+        name
+        for name in hookspecs.ALL_HOOKS
+        if "Failure policy: isolated" in (inspect.getdoc(getattr(hookspecs, name)) or "")
+    }
+
+    assert isolated == NOTIFICATION_HOOKS

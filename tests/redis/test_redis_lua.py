@@ -1,0 +1,102 @@
+"""The Lua files of cogworker.redis: headers match the calls, and NOSCRIPT is survived."""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterator, Sequence
+from importlib import resources
+from typing import Any
+
+import pytest
+import redis
+
+from cogworker.core.payload import dumps, new_jid
+from cogworker.redis.broker import RedisBroker
+from cogworker.redis.connection import make_client
+from cogworker.redis.keys import KeySchema
+from cogworker.redis.scripts import declared_key_count, script_source
+from helpers.redis_servers import RedisServerFactory
+
+PACKAGE = "cogworker.redis"
+LUA_NAMES = sorted(
+    entry.name.removesuffix(".lua")
+    for entry in (resources.files(PACKAGE) / "lua").iterdir()
+    if entry.name.endswith(".lua")
+)
+BROKER_SCRIPTS = ["bury_entry", "claim_and_requeue", "delete_if_owned", "expire_if_owned",
+                  "remove_process"]
+
+
+@pytest.fixture
+def broker(redis_url: str, keys: KeySchema, redis_client: redis.Redis) -> Iterator[RedisBroker]:
+    broker = RedisBroker(make_client(redis_url, max_connections=2), keys)
+    yield broker
+    broker.close()
+
+
+def header(source: str) -> str:
+    lines = source.splitlines()
+    end = next(i for i, line in enumerate(lines) if line.strip() and not line.startswith("--"))
+    return "\n".join(lines[:end])
+
+
+@pytest.mark.parametrize("name", LUA_NAMES)
+def test_every_script_has_a_complete_header(name: str) -> None:
+    """Every KEYS[i] and ARGV[i] the body uses is declared in the header."""
+    source = script_source(PACKAGE, name)
+    text = header(source)
+    assert "-- luacheck: globals KEYS ARGV redis" in text
+    assert re.search(r"^--\s*Returns?\b", text, re.MULTILINE | re.IGNORECASE)
+    used_keys = {int(n) for n in re.findall(r"KEYS\[(\d+)\]", source.removeprefix(text))}
+    used_args = {int(n) for n in re.findall(r"ARGV\[(\d+)\]", source.removeprefix(text))}
+    declared_args = {int(n) for n in re.findall(r"^--\s*ARGV\[(\d+)\]", text, re.MULTILINE)}
+    assert used_keys <= set(range(1, declared_key_count(source) + 1))
+    assert used_args <= declared_args
+
+
+def exercise_every_script(broker: RedisBroker, keys: KeySchema, client: redis.Redis) -> None:
+    now = time.time()
+    good = dumps({"class": "Work", "args": [], "queue": "default", "jid": new_jid()})
+    client.zadd(keys.schedule, {good: now - 1, "garbage": now - 1})
+    broker.graduate("schedule", now, 50)  # claim_and_requeue + bury_entry
+    broker.locks.acquire(keys.unique("d"), "jid", 10)
+    broker.locks.extend(keys.unique("d"), "jid", 10)
+    broker.locks.release(keys.unique("d"), "jid")
+    broker.remove_process("host:1:abc")
+
+
+def test_broker_passes_as_many_keys_as_each_header_declares(
+    broker: RedisBroker, keys: KeySchema, redis_client: redis.Redis,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    passed: dict[str, set[int]] = {}
+    original = broker.scripts.run
+
+    def spy(package: str, name: str, keys: Sequence[Any], args: Sequence[Any] = (),
+            client: Any = None) -> Any:
+        assert package == PACKAGE
+        passed.setdefault(name, set()).add(len(keys))
+        return original(package, name, keys, args, client)
+
+    monkeypatch.setattr(broker.scripts, "run", spy)
+    exercise_every_script(broker, keys, redis_client)
+    assert sorted(passed) == BROKER_SCRIPTS
+    for name, counts in passed.items():
+        assert counts == {declared_key_count(script_source(PACKAGE, name))}, name
+
+
+def test_scripts_are_reloaded_after_script_flush(
+    redis_server_factory: RedisServerFactory, keys: KeySchema
+) -> None:
+    server = redis_server_factory(appendonly=False)  # private: SCRIPT FLUSH hits only us
+    broker = RedisBroker(make_client(server.url, max_connections=2), keys)
+    lock = keys.unique("digest")
+    broker.locks.acquire(lock, "jid", 10)
+    assert broker.locks.extend(lock, "jid", 20) is True
+    broker.client.script_flush()
+    assert broker.client.script_exists(broker.scripts.get(PACKAGE, "expire_if_owned").sha) \
+        == [False]
+    assert broker.locks.extend(lock, "jid", 30) is True
+    assert broker.locks.release(lock, "jid") is True
+    broker.close()
