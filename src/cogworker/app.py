@@ -124,9 +124,9 @@ class App:
         url = self.settings.redis_url
         if url:
             return url
-        from cogworker.redis.server import ensure_project_server
+        from cogworker.redis.server_state import ensure_project_server
 
-        url = ensure_project_server(self.project_dir)
+        url = str(ensure_project_server(self.project_dir))
         logger.info("no Redis URL configured: using the private redis-server at %s", url)
         return url
 
@@ -189,7 +189,7 @@ class App:
                 obj, name=name, options=options, retry_in=retry_in,
                 retries_exhausted=retries_exhausted,
             )
-            if isinstance(obj, type):
+            if isinstance(obj, type) and issubclass(obj, Job):
                 obj._cogworker_app = self
                 obj._cogworker_definition = definition
                 return obj

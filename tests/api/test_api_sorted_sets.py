@@ -216,3 +216,31 @@ def test_deleting_a_scheduled_job_keeps_its_attempts(broker: RedisBroker,
 
     assert ScheduledSet(broker).delete(jid_of(raw)) == 1
     assert redis_client.exists(keys.job_attempts(jid_of(raw))) == 1
+
+
+def test_find_a_custom_jid_with_json_escaped_characters(broker: RedisBroker,
+                                                        redis_client: redis.Redis,
+                                                        keys: KeySchema,
+                                                        make_job: MakeJob) -> None:
+    raw = make_job(jid='my "odd" jid*')
+    redis_client.zadd(keys.retry, {raw: 1.0, make_job(jid="my other jid"): 2.0})
+
+    found = RetrySet(broker).find('my "odd" jid*')
+
+    assert found is not None
+    assert found.value == raw
+
+
+def test_retry_all_skips_an_entry_whose_move_fails(broker: RedisBroker,
+                                                   redis_client: redis.Redis,
+                                                   keys: KeySchema, make_job: MakeJob,
+                                                   caplog: pytest.LogCaptureFixture) -> None:
+    redis_client.set(keys.queue("broken"), "a string, not a list")
+    stuck, fine = make_job("broken"), make_job("default")
+    redis_client.zadd(keys.retry, {stuck: 1.0, fine: 2.0})
+
+    assert RetrySet(broker).retry_all() == 1
+
+    assert [entry.value for entry in RetrySet(broker)] == [stuck]
+    assert redis_client.llen(keys.queue("default")) == 1
+    assert f"could not move {jid_of(stuck)}" in caplog.text

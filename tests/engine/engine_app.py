@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import cogworker
 from cogworker.core.outage import OutageLog
 from cogworker.testing.memory import MemoryBroker, MemoryFetcher
@@ -11,7 +13,7 @@ from cogworker.worker.settlement import Settler
 from cogworker.worker.stats_buffer import StatsBuffer
 
 
-def memory_app(**settings: object) -> tuple[cogworker.App, MemoryBroker]:
+def memory_app(**settings: Any) -> tuple[cogworker.App, MemoryBroker]:
     app = cogworker.App(
         redis_url="redis://127.0.0.1:1/0",
         fetch="cogworker.testing.memory_plugin:",

@@ -7,6 +7,8 @@ poller and a person retrying the same entry never both enqueue it.
 
 from __future__ import annotations
 
+import json
+import logging
 import re
 import time
 from collections.abc import Iterator
@@ -23,9 +25,11 @@ from cogworker.api._source import (
     text,
 )
 from cogworker.core.broker import SortedSetName
-from cogworker.core.errors import PayloadError
+from cogworker.core.errors import BrokerError, BrokerUnavailableError, PayloadError
 from cogworker.core.payload import encode
 from cogworker.redis.errors import translate_errors
+
+logger = logging.getLogger(__name__)
 
 _GLOB_SPECIAL = re.compile(r"([*?\[\]\\])")
 
@@ -132,8 +136,9 @@ class SortedSet:
         """Every entry with this jid (a stand-in ``unparseable-...`` jid works too)."""
         if jid.startswith(SYNTHETIC_JID_PREFIX):
             pattern = "*"
-        else:
-            pattern = "*" + _GLOB_SPECIAL.sub(r"\\\1", jid) + "*"
+        else:  # the jid as it appears inside the stored JSON, glob characters escaped
+            as_json = json.dumps(jid, ensure_ascii=False)[1:-1]
+            pattern = "*" + _GLOB_SPECIAL.sub(r"\\\1", as_json) + "*"
         found: dict[str, SortedEntry] = {}
         with translate_errors():
             replies = self._broker.client.zscan_iter(self.key, match=pattern, count=500)
@@ -185,8 +190,15 @@ class SortedSet:
         """
         moved = 0
         for entry in self._snapshot():
-            if entry.requeueable and (queue is None or entry.queue == queue):
+            if not entry.requeueable or (queue is not None and entry.queue != queue):
+                continue
+            try:
                 moved += self.requeue(entry)
+            except BrokerUnavailableError:
+                raise
+            except BrokerError as exc:  # e.g. its queue key holds another type: skip it
+                logger.warning("could not move %s from %s to its queue: %s", entry.jid,
+                               self.key, exc)
         return moved
 
     def _snapshot(self) -> Iterator[SortedEntry]:

@@ -75,8 +75,7 @@ def stats_command(as_json: bool, **options: Any) -> None:
     """Print the fleet's counters: processed, failed, enqueued, set sizes, processes."""
     with _opened_app(options) as app:
         data: dict[str, int] = Stats(app).to_dict()
-        processes = list(ProcessSet(app))
-        data["processes"] = len(processes)
+        data["processes"] = ProcessSet(app).size()
         data["busy"] = WorkSet(app).size()
     if as_json:
         _print_json(data)

@@ -30,6 +30,8 @@ if TYPE_CHECKING:
     from cogworker.core.periodic_types import ClaimResult, PeriodicEntry
 
 logger = logging.getLogger(__name__)
+# Hook-call tracing has one logger, whichever module emits the line (see load_plugins).
+trace_logger = logging.getLogger("cogworker.core.plugins")
 
 TRACE_ENV = "COGWORKER_TRACE_PLUGINS"
 
@@ -216,7 +218,7 @@ class Hooks:
             args = [kwargs[name] for name in impl.argnames]
             optional = {name: kwargs[name] for name in impl.kwargnames if name in kwargs}
             if self._trace:
-                logger.debug("hook %s: calling plugin %r", hook_name, impl.plugin_name)
+                trace_logger.debug("hook %s: calling plugin %r", hook_name, impl.plugin_name)
             try:
                 impl.function(*args, **optional)
             except Exception:

@@ -40,7 +40,8 @@ class JobDefinition:
 
     @property
     def is_async(self) -> bool:
-        func = self.target.perform if isinstance(self.target, type) else self.target
+        target = self.target
+        func = target.perform if isinstance(target, type) and issubclass(target, Job) else target
         return inspect.iscoroutinefunction(func)
 
     @property
@@ -57,7 +58,8 @@ class JobDefinition:
         return self.target
 
     def perform_callable(self, instance: Any) -> Callable[..., Any]:
-        return instance.perform if isinstance(self.target, type) else instance
+        method: Callable[..., Any] = instance.perform if self.is_class else instance
+        return method
 
 
 def validate_options(name: str, options: Mapping[str, Any]) -> dict[str, Any]:

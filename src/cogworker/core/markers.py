@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar, overload
 
 import pluggy
 
@@ -15,18 +15,42 @@ _spec = pluggy.HookspecMarker(PROJECT_NAME)
 _impl = pluggy.HookimplMarker(PROJECT_NAME)
 
 
+@overload
+def hookspec(function: F, /) -> F: ...
+
+
+@overload
 def hookspec(
-    function: F | None = None,
-    *,
-    firstresult: bool = False,
-    historic: bool = False,
+    function: None = None, /, *, firstresult: bool = False, historic: bool = False
+) -> Callable[[F], F]: ...
+
+
+def hookspec(
+    function: Any = None, /, *, firstresult: bool = False, historic: bool = False
 ) -> Any:
-    """Mark a function as a cogworker hook specification."""
+    """Mark a function as a cogworker hook specification (``cogworker.hookspec``)."""
     return _spec(function, firstresult=firstresult, historic=historic)
 
 
+@overload
+def hookimpl(function: F, /) -> F: ...
+
+
+@overload
 def hookimpl(
-    function: F | None = None,
+    function: None = None,
+    /,
+    *,
+    tryfirst: bool = False,
+    trylast: bool = False,
+    wrapper: bool = False,
+    specname: str | None = None,
+) -> Callable[[F], F]: ...
+
+
+def hookimpl(
+    function: Any = None,
+    /,
     *,
     tryfirst: bool = False,
     trylast: bool = False,
@@ -35,8 +59,3 @@ def hookimpl(
 ) -> Any:
     """Mark a function as a cogworker hook implementation (``cogworker.hookimpl``)."""
     return _impl(function, tryfirst=tryfirst, trylast=trylast, wrapper=wrapper, specname=specname)
-
-
-def typed_hookimpl(function: F) -> F:
-    """``@hookimpl`` without options, keeping the function's type for mypy."""
-    return cast(F, _impl(function))

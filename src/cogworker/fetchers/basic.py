@@ -140,7 +140,7 @@ class BasicFetcher:
         skipped. Returns how many were requeued."""
         skip = canonical(finished) + canonical(keep)
         with translate_errors():
-            entries: list[bytes] = self._client.hvals(self._keys.workers(self.identity))
+            entries: list[bytes | str] = self._client.hvals(self._keys.workers(self.identity))
         requeued = 0
         for entry in entries:
             job = self._readable_job(text(entry))
@@ -178,7 +178,7 @@ class BasicFetcher:
         self._closed.set()
 
 
-@hookimpl(trylast=True)
+@hookimpl(trylast=True)  # type: ignore[untyped-decorator]
 def cogworker_make_fetcher(app: AppLike, broker: object) -> BasicFetcher | None:
     """The basic fetcher on a Redis broker; None for any other broker."""
     backend = as_redis_backend(broker)

@@ -37,7 +37,7 @@ class InProgressList:
     def in_progress(self) -> list[str]:
         """The raws held, most recently fetched first."""
         with translate_errors():
-            entries: list[bytes] = self._backend.client.lrange(self.key, 0, -1)
+            entries: list[bytes | str] = self._backend.client.lrange(self.key, 0, -1)
         return [text(entry) for entry in entries]
 
     def acknowledge(self, works: Sequence[UnitOfWork]) -> None:

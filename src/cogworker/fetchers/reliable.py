@@ -16,7 +16,7 @@ import random
 import threading
 import time
 from collections.abc import Sequence
-from typing import Literal, Protocol
+from typing import Literal, Protocol, cast
 
 from cogworker.core.broker import SortedSetName, UnitOfWork
 from cogworker.core.errors import BrokerError, BrokerUnavailableError, UnsupportedCommandError
@@ -155,9 +155,10 @@ class ReliableFetcher:
     def _fetch_one_queue(self, queue: str, timeout: float, max_jobs: int) -> list[UnitOfWork]:
         keys = self._backend.keys
         with translate_errors():
-            raw = self._backend.client.execute_command(
-                "BLMOVE", keys.queue(queue), self._list.key, "RIGHT", "LEFT",
-                blocking_seconds(timeout),
+            # redis-py types the timeout as int; servers take fractions since 6.0
+            raw = self._backend.client.blmove(
+                keys.queue(queue), self._list.key, cast(int, blocking_seconds(timeout)),
+                "RIGHT", "LEFT",
             )
         if raw is None:
             return []

@@ -21,7 +21,9 @@ import redis.exceptions as rex
 from cogworker.core.errors import BrokerError, BrokerUnavailableError, UnsupportedCommandError
 
 _UNAVAILABLE_WORDS = ("READONLY", "LOADING", "MASTERDOWN", "TRYAGAIN", "BUSY")
-_UNAVAILABLE_RE = re.compile(r"(?:^|-|\s)(READONLY|LOADING|MASTERDOWN|TRYAGAIN|BUSY)(?:\s|$)")
+# The reply's own first word, or one quoted by a script or pipeline error ("…: -READONLY …",
+# "… caused error: READONLY …"); never a word that merely appears inside a payload.
+_UNAVAILABLE_RE = re.compile(r"(?:^|: -?|\s-)(READONLY|LOADING|MASTERDOWN|TRYAGAIN|BUSY)(?:\s|$)")
 _UNKNOWN_COMMAND_RE = re.compile(r"unknown (?:redis )?command", re.IGNORECASE)
 
 

@@ -14,7 +14,7 @@ import re
 import threading
 from collections.abc import Sequence
 from importlib import resources
-from typing import Any
+from typing import Any, cast
 
 import redis
 from redis.commands.core import Script
@@ -68,4 +68,4 @@ class Scripts:
         """Run a script (EVALSHA, loading it on NOSCRIPT); Redis errors are translated."""
         script = self.get(package, name)
         with translate_errors():
-            return script(keys=list(keys), args=list(args), client=client)
+            return script(keys=cast(Any, list(keys)), args=cast(Any, list(args)), client=client)

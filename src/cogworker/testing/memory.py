@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from cogworker.core.broker import GraduationReport, SortedSetName, UnitOfWork
-from cogworker.core.payload import PayloadError, decode, encode, unparseable_wrapper
+from cogworker.core.errors import PayloadError
+from cogworker.core.payload import decode, encode, unparseable_wrapper
 
 
 @dataclass

@@ -12,7 +12,7 @@ import inspect
 import logging
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from cogworker.core.broker import UnitOfWork
 from cogworker.core.errors import PayloadError
@@ -168,7 +168,8 @@ class JobRunner:
                            exc, extra=extra)
             release_job_locks(self.app, stored, "discarded")
             return ACK
-        set_name = "retry" if decision.outcome is Outcome.RETRY else "dead"
+        set_name: Literal["retry", "dead"] = (
+            "retry" if decision.outcome is Outcome.RETRY else "dead")
         score = now + decision.delay if set_name == "retry" else now
         try:
             self.broker.file_job(set_name, score, encode(stored))

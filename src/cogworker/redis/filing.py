@@ -1,0 +1,165 @@
+"""Filing what other processes left behind: repeat orphans and unsettled failures.
+
+Both lists are worked head first, one entry per atomic step: a script re-checks that the
+head is still the entry the client prepared the record for, writes the record into its
+sorted set, THEN pops the entry. Records are built here, on the client side (Lua never
+re-encodes a payload).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+from collections.abc import Callable
+from typing import Any
+
+from cogworker.core.errors import BrokerError
+from cogworker.core.payload import dumps, unparseable_wrapper
+from cogworker.redis.errors import translate_errors
+from cogworker.redis.keys import KeySchema
+from cogworker.redis.requeue import RedisBackend, counter_key, parse_job, text, wire
+
+logger = logging.getLogger(__name__)
+
+PACKAGE = "cogworker.redis"
+ORPHANED_ERROR_CLASS = "cogworker.JobOrphanedError"
+QUARANTINE_TTL = 30 * 86_400
+SORTED_SETS = ("retry", "dead", "schedule")
+
+Step = Callable[[str], "bytes | None"]
+"""Handles the raw at a list's head; returns the head after it (None when empty)."""
+
+
+def walk_list(backend: RedisBackend, key: str, step: Step) -> None:
+    """Call ``step`` on the head of ``key`` until the list is empty, at most once per
+    entry it held at the start (an entry ``step`` could not move does not loop forever)."""
+    pipe = backend.client.pipeline(transaction=False)
+    pipe.llen(key)
+    pipe.lindex(key, 0)
+    with translate_errors():
+        length, head = pipe.execute()
+    for _ in range(int(length)):
+        if head is None:
+            return
+        head = step(text(head))
+
+
+def orphan_dead_record(raw: str, now: float, max_orphanings: int) -> str:
+    """The dead-set record of a job orphaned more than ``max_orphanings`` times."""
+    job = parse_job(raw)
+    if job is not None:
+        try:
+            return dumps(_mark_orphaned(job, now, max_orphanings))
+        except ValueError:  # NaN or infinity inside: keep its bytes in a wrapper instead
+            pass
+    wrapper = unparseable_wrapper(raw, None, "not a JSON job object", now)
+    return dumps(_mark_orphaned(wrapper, now, max_orphanings))
+
+
+def _mark_orphaned(job: dict[str, Any], now: float, max_orphanings: int) -> dict[str, Any]:
+    job["error_class"] = ORPHANED_ERROR_CLASS
+    job["error_message"] = (
+        f"orphaned more than {max_orphanings} times: the process running it died each "
+        "time; find what kills it (out of memory, a crash in native code, a hard kill)"
+    )
+    job.setdefault("failed_at", now)
+    return job
+
+
+def bury_repeat_orphans(backend: RedisBackend, now: float, *,
+                        max_orphanings: int = 3) -> list[str]:
+    """File every job parked on ``repeat_orphans`` into dead (error class
+    ``cogworker.JobOrphanedError``), counting each as failed. Returns the records as
+    stored in dead, so the caller can run death hooks and release locks. A Redis error
+    ends the walk (logged); what was filed before it is returned."""
+    keys = backend.keys
+    stored: list[str] = []
+
+    def bury(raw: str) -> bytes | None:
+        record = orphan_dead_record(raw, now, max_orphanings)
+        filed, head = backend.scripts.run(
+            PACKAGE, "recovery_bury_orphan",
+            keys=[keys.repeat_orphans, keys.dead, counter_key(keys, raw), keys.stats_failed],
+            args=[wire(raw), now, wire(record)],
+        )
+        if filed:
+            stored.append(record)
+            logger.error("moved a job to dead: orphaned more than %d times (%.200s)",
+                         max_orphanings, raw)
+        return head  # type: ignore[no-any-return]
+
+    _walk_logged(backend, keys.repeat_orphans, bury)
+    return stored
+
+
+def unsettled_record(keys: KeySchema, set_name: str, score: float, payload: str) -> str:
+    """The JSON record :meth:`park_unsettled` hands over: ``{set, score, payload}`` with the
+    full sorted-set key, as the Ruby original writes it."""
+    return dumps({"set": keys.sorted_set(set_name), "score": score, "payload": payload})
+
+
+def parse_unsettled(keys: KeySchema, record: str) -> tuple[str, float, str] | None:
+    """``(set name, score, payload)`` of a usable record, else None.
+
+    ``set`` may be the name (``retry``) or the key (``cogworker:retry``) of retry, dead or
+    schedule; ``score`` a finite number (or numeric string); ``payload`` a string.
+    """
+    try:
+        data = json.loads(record)
+    except ValueError:
+        return None
+    if not isinstance(data, dict):
+        return None
+    by_key = {keys.sorted_set(name): name for name in SORTED_SETS}
+    set_value, score, payload = data.get("set"), data.get("score"), data.get("payload")
+    name = set_value if set_value in SORTED_SETS else by_key.get(str(set_value))
+    if name is None or not isinstance(payload, str) or isinstance(score, bool):
+        return None
+    try:
+        number = float(score)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+    return (name, number, payload) if math.isfinite(number) else None
+
+
+def file_unsettled(backend: RedisBackend) -> list[tuple[str, str]]:
+    """File every record of the ``unsettled`` list into its sorted set (deleting the job's
+    orphan counter); an unusable record goes to the quarantine list (30-day TTL). Returns
+    the ``(set name, payload)`` pairs filed, so the caller can run death hooks and release
+    locks for those filed in dead. A Redis error ends the walk (logged)."""
+    keys = backend.keys
+    filed: list[tuple[str, str]] = []
+
+    def settle(record: str) -> bytes | None:
+        parsed = parse_unsettled(keys, record)
+        if parsed is None:
+            moved, head = backend.scripts.run(
+                PACKAGE, "unsettled_quarantine",
+                keys=[keys.unsettled, keys.unsettled_quarantine],
+                args=[wire(record), QUARANTINE_TTL],
+            )
+            if moved:
+                logger.error("an unusable record of %s was moved to %s (kept 30 days): %.200s",
+                             keys.unsettled, keys.unsettled_quarantine, record)
+            return head  # type: ignore[no-any-return]
+        name, score, payload = parsed
+        done, head = backend.scripts.run(
+            PACKAGE, "unsettled_file",
+            keys=[keys.unsettled, keys.sorted_set(name), counter_key(keys, payload)],
+            args=[wire(record), score, wire(payload)],
+        )
+        if done:
+            filed.append((name, payload))
+        return head  # type: ignore[no-any-return]
+
+    _walk_logged(backend, keys.unsettled, settle)
+    return filed
+
+
+def _walk_logged(backend: RedisBackend, key: str, step: Step) -> None:
+    try:
+        walk_list(backend, key, step)
+    except BrokerError as exc:
+        logger.error("could not finish filing %s (%s); the rest waits for the next pass",
+                     key, exc)
