@@ -7,6 +7,7 @@ import os
 import secrets
 import socket
 import threading
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, overload
@@ -20,8 +21,10 @@ from cogworker.redis.keys import KeySchema
 if TYPE_CHECKING:
     from cogworker.core.hooks import Hooks
     from cogworker.core.middleware import ClientMiddleware, ServerMiddleware
+    from cogworker.core.periodic_types import PeriodicEntry
     from cogworker.core.settings import Settings
     from cogworker.redis.broker import RedisBroker
+    from cogworker.testing.modes import Testing
 
 logger = logging.getLogger(__name__)
 
@@ -71,6 +74,9 @@ class App:
         self.server_middleware: list[ServerMiddleware] = []
         self.extras: dict[str, Any] = {}
         self.dispatch_override: Dispatcher | None = None
+        self.clock: Callable[[], float] = time.time
+        """The time pushes use (``at``, ``created_at``); ``app.testing.freeze`` replaces it."""
+        self._testing: Testing | None = None
         self.project_dir = Path.cwd()
         self.server_process = False
         self.settings  # noqa: B018 -- validate now: a bad setting fails at construction
@@ -106,6 +112,16 @@ class App:
     @property
     def keys(self) -> KeySchema:
         return KeySchema(self.settings.namespace, cluster=self.settings.cluster)
+
+    @property
+    def testing(self) -> Testing:
+        """Test modes, recorded jobs and the test clock (``docs/how-to/test-your-jobs.md``)."""
+        with self._lock:
+            if self._testing is None:
+                from cogworker.testing.modes import Testing
+
+                self._testing = Testing(self)
+            return self._testing
 
     # plugins and broker --------------------------------------------------------------------
     @property
@@ -203,6 +219,15 @@ class App:
         """Register ``handler(job, exception)``, called when a job moves to dead."""
         self.death_handlers.append(handler)
         return handler
+
+    def periodic(self, cron: str, job: Any, *, args: Sequence[Any] | None = None,
+                 retry: Any = 0, unique: str | None = None, queue: str | None = None,
+                 replace: bool = False) -> PeriodicEntry:
+        """Run ``job`` on a cron schedule (see :func:`cogworker.periodic.register`)."""
+        from cogworker.periodic.registration import register
+
+        return register(self, cron, job, args=args, retry=retry, unique=unique, queue=queue,
+                        replace=replace)
 
     # pushing -------------------------------------------------------------------------------
     def push(self, payload: Mapping[str, Any]) -> str | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import Callable
-from typing import Any, TypeVar, cast
+from typing import Any
 
 import pluggy
 import pytest
@@ -15,18 +15,9 @@ from cogworker.core.errors import PluginError
 from cogworker.core.hooks import NOTIFICATION_HOOKS, Hooks
 from cogworker.core.markers import PROJECT_NAME, hookimpl
 
-F = TypeVar("F", bound=Callable[..., Any])
-
 APP: Any = object()
 BROKER: Any = object()
 WORKER: Any = object()
-
-
-def marked(
-    *, tryfirst: bool = False, trylast: bool = False, wrapper: bool = False
-) -> Callable[[F], F]:
-    """``hookimpl(...)`` with options, typed for mypy."""
-    return cast("Callable[[F], F]", hookimpl(tryfirst=tryfirst, trylast=trylast, wrapper=wrapper))
 
 
 def make_hooks(**plugins: object) -> Hooks:
@@ -54,7 +45,7 @@ class FailingHeartbeat:
 
 
 class FirstHeartbeat(HeartbeatRecorder):
-    @marked(tryfirst=True)
+    @hookimpl(tryfirst=True)
     def cogworker_heartbeat(self, worker: object) -> None:
         self.calls.append(self.label)
 
@@ -139,7 +130,7 @@ def test_decision_hooks_propagate() -> None:
 
 def test_firstresult_decision_returns_the_first_non_none() -> None:
     class NotMine:
-        @marked(tryfirst=True)
+        @hookimpl(tryfirst=True)
         def cogworker_acquire_unique_lock(self, job: object) -> None:
             return None
 
@@ -167,7 +158,7 @@ def test_middleware_keeps_call_order_and_drops_none() -> None:
         return call_next()
 
     class Outer:
-        @marked(tryfirst=True)
+        @hookimpl(tryfirst=True)
         def cogworker_client_middleware(self) -> object:
             return outer
 
@@ -177,7 +168,7 @@ def test_middleware_keeps_call_order_and_drops_none() -> None:
             return None
 
     class Inner:
-        @marked(trylast=True)
+        @hookimpl(trylast=True)
         def cogworker_client_middleware(self, app: object) -> object:
             return inner
 
@@ -207,7 +198,7 @@ def test_configure_is_historic() -> None:
 
 def test_wrapper_on_a_notification_hook_is_rejected() -> None:
     class Wrapping:
-        @marked(wrapper=True)
+        @hookimpl(wrapper=True)
         def cogworker_shutdown(self, worker: object) -> object:
             return (yield)
 

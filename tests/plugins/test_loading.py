@@ -46,6 +46,16 @@ MISSPELLED_HOOK = """
     """
 
 
+UNKNOWN_ARGUMENT = """
+    from cogworker.core.markers import hookimpl
+
+
+    @hookimpl
+    def cogworker_heartbeat(worker, mood):
+        pass
+    """
+
+
 def test_plugins_register_in_sorted_order(fake_site: FakeSite) -> None:
     for name in ("zeta", "alpha", "mid"):
         fake_site.add_distribution(
@@ -134,6 +144,19 @@ def test_misspelled_hook_is_reported_with_the_plugin(fake_site: FakeSite) -> Non
         load_plugins(discover(), ["typo"])
 
     assert (caught.value.name, caught.value.distribution) == ("typo", "typo-dist")
+
+
+def test_impl_asking_for_an_argument_the_hook_lacks_is_a_load_error(
+    fake_site: FakeSite,
+) -> None:
+    fake_site.add_distribution(
+        "moody-dist", {"moody": "moody_plugin"}, {"moody_plugin": UNKNOWN_ARGUMENT}
+    )
+
+    with pytest.raises(PluginLoadError, match="mood") as caught:
+        load_plugins(discover(), ["moody"])
+
+    assert (caught.value.name, caught.value.distribution) == ("moody", "moody-dist")
 
 
 def test_trace_env_logs_hook_calls(

@@ -7,6 +7,7 @@ import click
 from cogworker.__about__ import __version__
 from cogworker.cli.admin_cmd import ADMIN_COMMANDS
 from cogworker.cli.enqueue_cmd import enqueue_command
+from cogworker.cli.locks_cmd import locks_group
 from cogworker.cli.plugins_cmd import plugins_command
 from cogworker.cli.redis_cmd import redis_group
 from cogworker.cli.run_cmd import run_command
@@ -24,7 +25,8 @@ def version_command() -> None:
     click.echo(f"cogworker {__version__}")
 
 
-for command in (run_command, enqueue_command, plugins_command, redis_group, *ADMIN_COMMANDS):
+for command in (run_command, enqueue_command, plugins_command, redis_group, locks_group,
+                *ADMIN_COMMANDS):
     cli.add_command(command)
 
 

@@ -63,9 +63,10 @@ class Fetcher(Protocol):
     def fetch(self, queues: Sequence[str], timeout: float, max_jobs: int = 1) -> list[UnitOfWork]:
         """Take up to ``max_jobs`` jobs, waiting up to ``timeout`` seconds for the first.
 
-        ``queues`` is the weighted list (repetition = weight) with paused queues removed;
-        the fetcher decides the order. Each job is taken atomically: it is either still on
-        its queue or (reliable fetchers) on this process's in-progress list, never nowhere.
+        ``queues`` is the configured weighted list (repetition = weight); the fetcher
+        decides the order and skips paused queues (read fresh on every call). Each job is
+        taken atomically: it is either still on its queue or (reliable fetchers) on this
+        process's in-progress list, never nowhere.
         """
         ...
 

@@ -5,7 +5,6 @@ Dispatch stores the job through the broker, or hands it to the testing mode in f
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -51,7 +50,7 @@ class Client:
         self.app = app
 
     def _prepare(self, item: Mapping[str, Any]) -> Payload:
-        job = normalize(item)
+        job = normalize(item, now=self.app.clock())
         _check_at(job)
         encode(job)  # a non-JSON option fails here, before any lock is taken
         return job
@@ -80,7 +79,7 @@ class Client:
         if override is not None:
             return override(ctx)
         batch = _Batch()
-        batch.add(ctx.job, time.time())
+        batch.add(ctx.job, self.app.clock())
         self.app.broker.store(batch.immediate, batch.scheduled)
         return str(ctx.job["jid"])
 
@@ -94,7 +93,7 @@ class Client:
 
     def _push_batch(self, jobs: list[Payload]) -> list[str | None]:
         batch = _Batch()
-        now = time.time()
+        now = self.app.clock()
         override = self.app.dispatch_override
         accepted: list[Payload] = []
 

@@ -6,6 +6,8 @@ The tree::
     ├── ConfigurationError              a setting is invalid (names the field, value, accepted)
     ├── JobArgumentError                a job argument cannot be stored as JSON (at enqueue)
     ├── JobDefinitionError              a job is declared wrongly (bad option, duplicate name)
+    ├── PeriodicEntryError              a cron entry is invalid (names the entry and the problem)
+    ├── UnknownPeriodicEntryError       no cron entry (or several) match a pjid or prefix
     ├── UnknownJobError                 a stored job name resolves to no registered job
     ├── PayloadError                    bytes from Redis are not a job payload
     ├── PluginError
@@ -67,6 +69,24 @@ class JobArgumentError(CogworkerError, TypeError):
 
 class JobDefinitionError(CogworkerError, TypeError):
     """A job was declared in a way cogworker cannot use."""
+
+
+class PeriodicEntryError(CogworkerError, ValueError):
+    """A cron entry cannot be registered: its expression, job or options are wrong."""
+
+    def __init__(self, cron: object, job: object, reason: str):
+        self.cron = cron
+        self.job = job
+        self.reason = reason
+        which = f"periodic entry {cron!r} for job {job!r}" if cron or job else "a periodic entry"
+        super().__init__(
+            f"{which} is invalid: {reason}. Fix the entry (in app.periodic(...) or in the "
+            "config file's plugin_options.periodic.entries)"
+        )
+
+
+class UnknownPeriodicEntryError(CogworkerError, LookupError):
+    """No published or registered cron entry matches a pjid (or prefix), or several do."""
 
 
 class UnknownJobError(CogworkerError, LookupError):

@@ -500,7 +500,7 @@ def cogworker_job_died(app: App, job: Payload, exception: BaseException) -> None
 
     Failure policy: isolated.
 
-    Implemented by builtin: unique, periodic-locks (release locks).
+    Implemented by builtin: none (the engine releases locks itself before this).
 
     Example::
 

@@ -95,9 +95,9 @@ def validate_options(name: str, options: Mapping[str, Any]) -> dict[str, Any]:
     return checked
 
 
-def to_epoch(when: float | int | dt.datetime | dt.timedelta) -> float:
-    """``perform_in``/``perform_at`` argument → absolute epoch seconds."""
-    now = time.time()
+def to_epoch(when: float | int | dt.datetime | dt.timedelta, now: float | None = None) -> float:
+    """``perform_in``/``perform_at`` argument → absolute epoch seconds (``now``: the app clock)."""
+    now = time.time() if now is None else now
     if isinstance(when, dt.timedelta):
         return now + when.total_seconds()
     if isinstance(when, dt.datetime):
@@ -133,13 +133,13 @@ class Enqueuer:
     def perform_in(self, delay: float | dt.timedelta, *args: Any) -> str | None:
         """Enqueue to run ``delay`` seconds (or a timedelta) from now."""
         payload = self._payload(args)
-        payload["at"] = to_epoch(delay)
+        payload["at"] = to_epoch(delay, self._app.clock())
         return self._app.push(payload)
 
     def perform_at(self, when: float | dt.datetime, *args: Any) -> str | None:
         """Enqueue to run at a datetime or epoch seconds."""
         payload = self._payload(args)
-        payload["at"] = to_epoch(when)
+        payload["at"] = to_epoch(when, self._app.clock())
         return self._app.push(payload)
 
     def set(self, **overrides: Any) -> Enqueuer:
@@ -182,6 +182,32 @@ class JobFunction:
     def set(self, **overrides: Any) -> Enqueuer:
         return self._enqueuer().set(**overrides)
 
+    # fake mode (see app.testing) ---------------------------------------------------------
+    @property
+    def jobs(self) -> list[Payload]:
+        """Fake mode: this job's recorded payloads, oldest first."""
+        return self.app.testing.jobs_of(self.name)
+
+    def clear(self) -> None:
+        """Fake mode: forget this job's recorded payloads."""
+        self.app.testing.clear(self.name)
+
+    def perform_one(self) -> Any:
+        """Fake mode: run the oldest due recorded job; returns what it returned."""
+        return self.app.testing.perform_one(self.name)
+
+    def drain(self) -> int:
+        """Fake mode: run this job's due recorded jobs until none is left; returns how many."""
+        return self.app.testing.drain(self.name)
+
+
+class _RecordedJobs:
+    """``SomeJob.jobs``: the payloads fake mode recorded for a job class, oldest first."""
+
+    def __get__(self, instance: object, owner: type[Job]) -> list[Payload]:
+        app, definition = owner._registration()
+        return app.testing.jobs_of(definition.name)
+
 
 class Job:
     """Base class for class-based jobs. Class attributes are options; subclasses inherit.
@@ -211,6 +237,8 @@ class Job:
     _cogworker_app: ClassVar[App | None] = None
     _cogworker_definition: ClassVar[JobDefinition | None] = None
 
+    jobs = _RecordedJobs()
+
     def perform(self, *args: Any) -> Any:
         raise NotImplementedError(f"{type(self).__name__} must define perform(self, *args)")
 
@@ -225,13 +253,17 @@ class Job:
         return merged
 
     @classmethod
-    def _enqueuer(cls) -> Enqueuer:
+    def _registration(cls) -> tuple[App, JobDefinition]:
         definition = cls.__dict__.get("_cogworker_definition")
         if cls._cogworker_app is None or definition is None:
             raise JobDefinitionError(
                 f"job class {cls.__qualname__} is not registered: decorate it with @app.job"
             )
-        return Enqueuer(cls._cogworker_app, definition, {})
+        return cls._cogworker_app, definition
+
+    @classmethod
+    def _enqueuer(cls) -> Enqueuer:
+        return Enqueuer(*cls._registration(), {})
 
     @classmethod
     def perform_async(cls, *args: Any) -> str | None:
@@ -248,6 +280,25 @@ class Job:
     @classmethod
     def set(cls, **overrides: Any) -> Enqueuer:
         return cls._enqueuer().set(**overrides)
+
+    # fake mode (see app.testing) ---------------------------------------------------------
+    @classmethod
+    def clear(cls) -> None:
+        """Fake mode: forget this job's recorded payloads."""
+        app, definition = cls._registration()
+        app.testing.clear(definition.name)
+
+    @classmethod
+    def perform_one(cls) -> Any:
+        """Fake mode: run the oldest due recorded job; returns what it returned."""
+        app, definition = cls._registration()
+        return app.testing.perform_one(definition.name)
+
+    @classmethod
+    def drain(cls) -> int:
+        """Fake mode: run this job's due recorded jobs until none is left; returns how many."""
+        app, definition = cls._registration()
+        return app.testing.drain(definition.name)
 
 
 def default_name(target: Callable[..., Any] | type) -> str:

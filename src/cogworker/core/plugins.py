@@ -34,13 +34,13 @@ from cogworker.core.errors import (
 )
 from cogworker.core.hooks import arm_addhooks, tracing_requested
 from cogworker.core.markers import PROJECT_NAME
+from cogworker.core.settings import DEACTIVATE_PREFIX
 
 logger = logging.getLogger(__name__)
 
 ENTRY_POINT_GROUP = "cogworker"
 BUILTIN_PLUGINS: tuple[str, ...] = ("basic", "reliable", "unique", "periodic-locks")
 DEFAULT_PLUGINS: tuple[str, ...] = ("unique", "periodic-locks")
-DEACTIVATE_PREFIX = "no:"
 LOCAL_SUFFIX = ":"
 LOCAL_DISTRIBUTION = "(local module)"
 FETCHER_HOOK = "cogworker_make_fetcher"
@@ -241,8 +241,8 @@ def load_plugins(catalog: Catalog, names: Iterable[str]) -> pluggy.PluginManager
         entry = catalog.entry(name)
         plugin = entry.load()
         try:
-            pm.register(plugin, name=name)
-        except (pluggy.PluginValidationError, ValueError) as exc:
+            pm.register(plugin, name=name)  # also runs the plugin's cogworker_addhooks
+        except Exception as exc:
             raise PluginLoadError(name, entry.distribution, exc) from exc
     _check_exclusive_fetcher(catalog, pm)
     try:

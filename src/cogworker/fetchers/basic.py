@@ -178,7 +178,7 @@ class BasicFetcher:
         self._closed.set()
 
 
-@hookimpl(trylast=True)  # type: ignore[untyped-decorator]
+@hookimpl(trylast=True)  # type: ignore[untyped-decorator, unused-ignore]
 def cogworker_make_fetcher(app: AppLike, broker: object) -> BasicFetcher | None:
     """The basic fetcher on a Redis broker; None for any other broker."""
     backend = as_redis_backend(broker)

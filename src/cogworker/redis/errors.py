@@ -29,8 +29,9 @@ _UNKNOWN_COMMAND_RE = re.compile(r"unknown (?:redis )?command", re.IGNORECASE)
 
 def is_unavailable(exc: BaseException) -> bool:
     """Whether a Redis exception means "not reachable right now"."""
+    # redis-py strips the reply's first word for these classes, so match them by class
     if isinstance(exc, (rex.ConnectionError, rex.TimeoutError, rex.BusyLoadingError,
-                        rex.ReadOnlyError)):
+                        rex.ReadOnlyError, rex.MasterDownError, rex.TryAgainError)):
         return True
     if isinstance(exc, rex.ResponseError):
         text = str(exc)

@@ -1,10 +1,24 @@
 """pytest plugin for projects that use cogworker (registered through ``pytest11``).
 
+Define the app your tests use once, in your ``conftest.py``::
+
+    @pytest.fixture
+    def cogworker_app():
+        from myproject.jobs import app
+        return app
+
 Fixtures:
 
-* ``cogworker_redis_url`` — a private redis-server for the test session (the same embedded
-  server cogworker's own suite uses), started on first use and stopped at the end;
-* ``cogworker_namespace`` — a key namespace unique to the test; its keys are deleted after.
+* ``cogworker_fake`` — ``cogworker_app`` in fake mode for the test; yields ``app.testing``.
+  Afterwards the mode, the clock and the recorded jobs are back to their defaults;
+* ``cogworker_inline`` — the same in inline mode;
+* ``cogworker_redis_url`` — a private redis-server for the test session (the embedded
+  server cogworker itself uses), started on first use and stopped at the end;
+* ``cogworker_namespace`` — a key namespace unique to the test; its keys are deleted after;
+* ``cogworker_worker`` — ``cogworker_app`` pointed at ``cogworker_redis_url`` and
+  ``cogworker_namespace`` (with ``app.configure(cli=...)``), and a real worker for it in
+  the test's process: ``cogworker_worker.run_until_idle(timeout=10)``. Afterwards the app
+  is configured again from its usual sources (``app.configure()``).
 
 Nothing here runs unless a test asks for one of these fixtures.
 """
@@ -13,11 +27,49 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import pytest
 import redis
 
 from cogworker.redis.server import RedisServer
+from cogworker.testing.worker import InProcessWorker
+
+if TYPE_CHECKING:
+    from cogworker.app import App
+    from cogworker.testing.modes import Testing
+
+
+@pytest.fixture
+def cogworker_app() -> App:
+    """The app under test: override this fixture in your conftest.py."""
+    pytest.fail(
+        "the cogworker fixtures need your app: define a fixture named cogworker_app in your "
+        "conftest.py that returns it (see docs/how-to/test-your-jobs.md)", pytrace=False,
+    )
+
+
+def _in_mode(app: App, mode: str) -> Iterator[Testing]:
+    testing = app.testing
+    testing.clear_all()
+    with testing.fake() if mode == "fake" else testing.inline():
+        try:
+            yield testing
+        finally:
+            testing.unfreeze()
+            testing.clear_all()
+
+
+@pytest.fixture
+def cogworker_fake(cogworker_app: App) -> Iterator[Testing]:
+    """``cogworker_app`` in fake mode for this test; yields ``app.testing``."""
+    yield from _in_mode(cogworker_app, "fake")
+
+
+@pytest.fixture
+def cogworker_inline(cogworker_app: App) -> Iterator[Testing]:
+    """``cogworker_app`` in inline mode for this test; yields ``app.testing``."""
+    yield from _in_mode(cogworker_app, "inline")
 
 
 @pytest.fixture(scope="session")
@@ -42,3 +94,16 @@ def cogworker_namespace(cogworker_redis_url: str) -> Iterator[str]:
                 client.delete(*batch)
     finally:
         client.close()
+
+
+@pytest.fixture
+def cogworker_worker(cogworker_app: App, cogworker_redis_url: str,
+                     cogworker_namespace: str) -> Iterator[InProcessWorker]:
+    """A real worker for ``cogworker_app`` on the test's Redis and namespace."""
+    app = cogworker_app
+    app.configure(cli={"redis_url": cogworker_redis_url, "namespace": cogworker_namespace})
+    try:
+        yield InProcessWorker(app)
+    finally:
+        app.close()
+        app.configure()

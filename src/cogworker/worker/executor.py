@@ -122,21 +122,28 @@ class JobRunner:
 
     def _perform(self, work: UnitOfWork, job: Payload, on_perform: Any) -> BaseException | None:
         """Run the server chain and the job; returns its exception, if any."""
-        definition = self.app.registry.get(str(job.get("class")))
-        ctx = JobContext(app=self.app, job=job, queue=work.queue, raw=work.raw,
-                         definition=definition)
         if job.get("periodic_pjid"):
             self.hooks.touch_periodic_lock(self.app, job, self._active_ttl())
         if on_perform is not None:
             on_perform(job, True)
         try:
-            run_chain(self._chain, ctx, lambda: self._invoke(ctx))
+            self.perform_chain(job, work.queue, work.raw)
         except (Exception, SystemExit) as exc:
             return exc
         finally:
             if on_perform is not None:
                 on_perform(job, False)
         return None
+
+    def perform_chain(self, job: Payload, queue: str, raw: str) -> object:
+        """The server middleware chain around the job's ``perform``; exceptions propagate.
+
+        Nothing else: no unique-lock start, no stats, no failure routing (testing's inline
+        mode calls this alone).
+        """
+        definition = self.app.registry.get(str(job.get("class")))
+        ctx = JobContext(app=self.app, job=job, queue=queue, raw=raw, definition=definition)
+        return run_chain(self._chain, ctx, lambda: self._invoke(ctx))
 
     def _invoke(self, ctx: JobContext) -> object:
         definition = self.app.registry.resolve(str(ctx.job.get("class")))

@@ -100,6 +100,11 @@ class Heartbeat:
         self.remote.start()
         return True
 
+    @property
+    def is_running(self) -> bool:
+        """True while the beat thread runs."""
+        return self._thread is not None and self._thread.is_alive()
+
     def _run(self) -> None:
         interval = self.app.settings.heartbeat_interval
         while not self._stopping.wait(interval):

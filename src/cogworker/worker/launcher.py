@@ -202,8 +202,8 @@ def redis_target(app: App) -> str:
     options = app.broker.client.connection_pool.connection_kwargs
     if options.get("path"):
         return f"unix://{options['path']}?db={options.get('db', 0)}"
-    return f"redis://{options.get('host', 'localhost')}:{options.get('port', 6379)}" \
-           f"/{options.get('db', 0)}"
+    host, port = options.get("host", "localhost"), options.get("port", 6379)
+    return f"redis://{host}:{port}/{options.get('db', 0)}"
 
 
 def dump_threads() -> None:

@@ -18,6 +18,7 @@ from cogworker.core.broker import Fetcher, UnitOfWork
 from cogworker.core.errors import JobFailedError, JobOrphanedError
 from cogworker.core.outage import OutageLog
 from cogworker.core.payload import Payload, decode, dumps
+from cogworker.redis.filing import unsettled_record
 from cogworker.worker.async_runner import AsyncRunner
 from cogworker.worker.death import notify_death, release_job_locks
 from cogworker.worker.executor import GIVE_BACK, JobRunner
@@ -151,12 +152,7 @@ class Manager:
 
     def _fetch(self, wanted: int) -> list[UnitOfWork]:
         try:
-            paused = self.app.broker.paused_queues()
-            queues = [q for q in self.app.settings.queues if q not in paused]
-            if not queues:
-                self._stopping.wait(FETCH_TIMEOUT)
-                return []
-            works = self.fetcher.fetch(queues, FETCH_TIMEOUT, wanted)
+            works = self.fetcher.fetch(self.app.settings.queues, FETCH_TIMEOUT, wanted)
         except Exception as exc:
             self.outages.report("fetch", exc)
             self._stopping.wait(ERROR_BACKOFF)
@@ -232,7 +228,8 @@ class Manager:
         for raw, pending in self.settler.snapshot().items():
             if pending.set_name is None:
                 finished.append(raw)
-            elif park is not None and _try(park, raw, pending.as_unsettled()):
+            elif park is not None and _try(park, raw, unsettled_record(
+                    self.app.keys, pending.set_name, pending.score, pending.record)):
                 self.settler.forget(raw)
             else:
                 keep.append(raw)

@@ -57,6 +57,7 @@ class Poller:
         self._clock = clock
         self._orphan_check = OrphanCheck(app, manager, outages, reliable)
         self._next_orphan_check: float | None = None  # None: due at the next poll
+        self.orphan_checks_run = 0
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
         self.ready_for_ticker = threading.Event()
@@ -103,6 +104,7 @@ class Poller:
         if self._next_orphan_check is not None and now < self._next_orphan_check:
             return
         self._next_orphan_check = now + self.app.settings.orphan_check_interval
+        self.orphan_checks_run += 1
         try:
             outcome = self._orphan_check.run()
         except Exception:  # a bug in one pass must not end the poller

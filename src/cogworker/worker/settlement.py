@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from cogworker.core.broker import Fetcher, UnitOfWork
 from cogworker.core.errors import JobFailedError
-from cogworker.core.payload import Payload, decode, dumps, encode
+from cogworker.core.payload import Payload, decode, encode
 from cogworker.worker.death import extend_job_locks, notify_death, release_job_locks
 from cogworker.worker.executor import Settlement
 from cogworker.worker.failures import interrupt_record
@@ -36,9 +36,6 @@ class Pending:
     set_name: str | None = None  # None = just acknowledge
     score: float = 0.0
     record: str = ""
-
-    def as_unsettled(self) -> str:
-        return dumps({"set": self.set_name, "score": self.score, "payload": self.record})
 
 
 class Settler:

@@ -1,0 +1,69 @@
+"""The job-side counter: every benchmark job appends one fixed-size record to a file.
+
+A record is two little-endian doubles: the job's argument (an index, or the enqueue time
+for latency probes) and ``time.time()`` when the job ran. Appends with ``O_APPEND`` are
+atomic between threads and processes on a local file system, cost one system call, send
+nothing to Redis and are identical for every system, so counting does not favour anyone.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+COUNTER_ENV = "BENCH_COUNTER_FILE"
+RECORD = struct.Struct("<dd")
+
+_lock = threading.Lock()
+_fd: int | None = None
+
+
+def _descriptor() -> int:
+    global _fd
+    if _fd is None:
+        with _lock:
+            if _fd is None:
+                path = os.environ.get(COUNTER_ENV)
+                if not path:
+                    raise RuntimeError(
+                        f"{COUNTER_ENV} is not set: benchmark jobs must run under the "
+                        "benchmark harness (python -m benchmarks)"
+                    )
+                _fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    return _fd
+
+
+def record(argument: float) -> None:
+    """Called by every benchmark job: append ``(argument, now)``."""
+    os.write(_descriptor(), RECORD.pack(float(argument), time.time()))
+
+
+@dataclass(frozen=True)
+class Record:
+    argument: float
+    ran_at: float
+
+
+class CounterFile:
+    """The harness side: how many records there are, and what they say."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def reset(self) -> None:
+        self.path.write_bytes(b"")
+
+    def count(self) -> int:
+        try:
+            return self.path.stat().st_size // RECORD.size
+        except FileNotFoundError:
+            return 0
+
+    def records(self) -> list[Record]:
+        data = self.path.read_bytes()
+        usable = len(data) - len(data) % RECORD.size
+        return [Record(a, t) for a, t in RECORD.iter_unpack(data[:usable])]

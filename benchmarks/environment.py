@@ -1,0 +1,134 @@
+"""The private Redis every system shares, the optional delay proxy, and admin commands.
+
+The harness's own commands (FLUSHALL, CONFIG RESETSTAT, INFO) go straight to Redis; the
+systems under test connect through the proxy when there is one.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import subprocess
+import sys
+from pathlib import Path
+from types import TracebackType
+
+import redis
+
+from benchmarks.counter import COUNTER_ENV
+from benchmarks.systems import REDIS_URL_ENV
+from cogworker.redis.server import RedisServer
+
+PROXY_START_TIMEOUT = 10.0
+
+
+class BenchEnvironment:
+    """Starts Redis (no persistence) and, with ``delay_ms``, the delay proxy; stops both."""
+
+    def __init__(self, work_dir: Path, delay_ms: float, python: str = sys.executable) -> None:
+        self.server = RedisServer(work_dir / "redis", appendonly=False, extra_args=("--save", ""))
+        self.delay_ms = delay_ms
+        self.python = python
+        self.proxy: subprocess.Popen[str] | None = None
+        self.proxy_port: int | None = None
+        self._admin: redis.Redis | None = None
+
+    def __enter__(self) -> BenchEnvironment:
+        self.server.start()
+        try:
+            if self.delay_ms > 0:
+                self._start_proxy()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._admin is not None:
+            self._admin.close()
+            self._admin = None
+        if self.proxy is not None:
+            self.proxy.terminate()
+            try:
+                self.proxy.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proxy.kill()
+                self.proxy.wait()
+            self.proxy = None
+        self.server.stop()
+
+    # addresses ------------------------------------------------------------------------------
+    @property
+    def url(self) -> str:
+        """What the systems under test connect to (through the proxy when there is one)."""
+        if self.proxy_port is not None:
+            return f"redis://127.0.0.1:{self.proxy_port}/0"
+        return self.server.url
+
+    @property
+    def admin(self) -> redis.Redis:
+        if self._admin is None:
+            self._admin = redis.Redis.from_url(self.server.url)
+        return self._admin
+
+    # admin ----------------------------------------------------------------------------------
+    def flush(self) -> None:
+        """Empty the private server between runs (it is ours; nobody else uses it)."""
+        self.admin.flushall()
+
+    def reset_stats(self) -> None:
+        self.admin.config_resetstat()
+
+    def command_calls(self) -> dict[str, int]:
+        """Calls per command since the last reset, without the reset itself."""
+        stats = self.admin.info("commandstats")
+        calls = {name.removeprefix("cmdstat_"): int(entry["calls"])
+                 for name, entry in stats.items()}
+        calls["config"] = calls.get("config", 0) - 1  # our CONFIG RESETSTAT
+        return {name: count for name, count in calls.items() if count > 0}
+
+    def redis_version(self) -> str:
+        return str(self.admin.info("server")["redis_version"])
+
+    # proxy ----------------------------------------------------------------------------------
+    def _start_proxy(self) -> None:
+        port = self.server.port
+        if port is None:
+            raise RuntimeError(f"{self.server!r} has no TCP port for the delay proxy")
+        self.proxy = subprocess.Popen(
+            [self.python, "-m", "benchmarks.delay_proxy", "--upstream-port", str(port),
+             "--delay-ms", str(self.delay_ms)],
+            stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
+            env={**os.environ, "PYTHONPATH": _python_path()},
+        )
+        assert self.proxy.stdout is not None
+        ready, _, _ = select.select([self.proxy.stdout], [], [], PROXY_START_TIMEOUT)
+        line = self.proxy.stdout.readline() if ready else ""
+        if not line.strip().isdigit():
+            raise RuntimeError(
+                f"the delay proxy did not report its port within {PROXY_START_TIMEOUT:g}s "
+                f"(got {line!r}); run `python -m benchmarks.delay_proxy --help` to check it"
+            )
+        self.proxy_port = int(line)
+
+
+def repository_root() -> Path:
+    return Path(__file__).resolve().parent.parent
+
+
+def _python_path() -> str:
+    existing = os.environ.get("PYTHONPATH")
+    root = str(repository_root())
+    return f"{root}{os.pathsep}{existing}" if existing else root
+
+
+def child_environment(redis_url: str, counter_file: Path) -> dict[str, str]:
+    """The environment of workers and clients: no COGWORKER_* leaking in from outside."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("COGWORKER_")}
+    env.update({"PYTHONPATH": _python_path(), REDIS_URL_ENV: redis_url,
+                COUNTER_ENV: str(counter_file), "PYTHONUNBUFFERED": "1"})
+    return env

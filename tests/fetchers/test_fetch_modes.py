@@ -1,0 +1,201 @@
+"""Wake-ups, the fallback to basic, a flushed script cache, and the fetcher hooks."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from types import SimpleNamespace
+
+import pluggy
+import pytest
+import redis
+
+from cogworker.core import hookspecs
+from cogworker.core.errors import BrokerUnavailableError
+from cogworker.core.markers import PROJECT_NAME
+from cogworker.core.settings import Settings
+from cogworker.fetchers import basic as basic_plugin
+from cogworker.fetchers import reliable as reliable_plugin
+from cogworker.fetchers.basic import BasicFetcher
+from cogworker.fetchers.reliable import ReliableFetcher
+from cogworker.redis.broker import RedisBroker
+from cogworker.redis.keys import KeySchema
+from fetchers.fetch_helpers import IDENTITY, MakeJob, Push
+from helpers.redis_servers import RedisServerFactory
+
+FALLBACK_WARNING = "falling back to basic"
+
+
+def wait_for_subscriber(client: redis.Redis, channel: str) -> None:
+    """Wait (bounded) until the fetcher's wake-up thread is subscribed."""
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        if dict(client.pubsub_numsub(channel)).get(channel.encode(), 0) > 0:
+            return
+        time.sleep(0.01)
+    raise AssertionError(f"nobody subscribed to {channel}")
+
+
+def test_a_job_pushed_while_the_fetch_waits_wakes_it(
+    broker: RedisBroker, push: Push, make_job: MakeJob, redis_client: redis.Redis,
+    keys: KeySchema,
+) -> None:
+    fetcher = ReliableFetcher(broker, IDENTITY, idle_max_interval=30.0)
+    fetcher.fetch(["a", "b"], 0.05)  # starts the wake-up thread
+    wait_for_subscriber(redis_client, keys.wakeup)
+    job = make_job("b")
+    woken: list[bool] = []
+    original_wait = fetcher._wakeups.wait
+
+    def push_then_wait(timeout: float) -> bool:
+        if not woken:
+            push(job)  # the fetch already looked and found nothing
+        woken.append(original_wait(timeout))
+        return woken[-1]
+
+    fetcher._wakeups.wait = push_then_wait  # type: ignore[method-assign]
+    try:
+        works = fetcher.fetch(["a", "b"], 5.0)
+    finally:
+        fetcher.close()
+
+    assert [w.raw for w in works] == [job]
+    assert woken == [True]  # the wake-up ended the wait, not the timeout
+
+
+def test_a_wake_up_for_another_queue_does_not_end_the_wait(
+    broker: RedisBroker, redis_client: redis.Redis, keys: KeySchema,
+) -> None:
+    fetcher = ReliableFetcher(broker, IDENTITY, idle_max_interval=0.3)
+    fetcher.fetch(["a", "b"], 0.05)
+    wait_for_subscriber(redis_client, keys.wakeup)
+    fetcher._wakeups.clear()
+    redis_client.publish(keys.wakeup, "elsewhere")
+    try:
+        woken = fetcher._wakeups.wait(0.3)
+    finally:
+        fetcher.close()
+
+    assert woken is False
+
+
+@pytest.mark.parametrize("queues", [["a"], ["a", "b"]], ids=["BLMOVE", "LMOVE-in-Lua"])
+def test_without_lmove_the_job_still_runs_via_basic_and_the_warning_is_logged_once(
+    redis_server_factory: RedisServerFactory, keys: KeySchema, make_job: MakeJob,
+    caplog: pytest.LogCaptureFixture, queues: list[str],
+) -> None:
+    server = redis_server_factory(appendonly=False, extra_args=[
+        "--rename-command", "LMOVE", "", "--rename-command", "BLMOVE", ""])
+    client = redis.Redis.from_url(server.url)
+    broker = RedisBroker(client, keys)
+    first, second = make_job("a"), make_job("a")
+    broker.store([("a", first), ("a", second)], [])
+    fetcher = ReliableFetcher(broker, IDENTITY, idle_max_interval=0.2)
+
+    with caplog.at_level(logging.WARNING):
+        fetched = fetcher.fetch(queues, 1.0) + fetcher.fetch(queues, 1.0)
+    fetcher.close()
+    client.close()
+
+    assert [w.raw for w in fetched] == [first, second]
+    assert (fetcher.mode, fetcher.reliable) == ("basic", False)
+    warnings = [r.getMessage() for r in caplog.records if FALLBACK_WARNING in r.getMessage()]
+    assert len(warnings) == 1
+    assert "isn't supported by this Redis" in warnings[0]
+
+
+def test_an_old_server_gets_basic_with_a_warning(
+    broker: RedisBroker, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture,
+) -> None:
+    monkeypatch.setattr(broker, "server_version", lambda: (6, 0, 16))
+    fetcher = ReliableFetcher(broker, IDENTITY)
+
+    with caplog.at_level(logging.WARNING):
+        mode = fetcher.resolve_mode()
+
+    assert mode == "basic"
+    assert "6.0.16 < 6.2" in caplog.text
+
+
+def test_an_unreachable_server_is_asked_again_later(
+    broker: RedisBroker, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def unreachable() -> tuple[int, ...]:
+        raise BrokerUnavailableError("connection refused")
+
+    fetcher = ReliableFetcher(broker, IDENTITY)
+    monkeypatch.setattr(broker, "server_version", unreachable)
+    with pytest.raises(BrokerUnavailableError):
+        fetcher.fetch(["default"], 0.1)
+    monkeypatch.setattr(broker, "server_version", lambda: (7, 2, 0))
+
+    assert fetcher.resolve_mode() == "reliable"
+
+
+def test_fetching_works_after_the_script_cache_is_flushed(
+    redis_server_factory: RedisServerFactory, keys: KeySchema, make_job: MakeJob,
+) -> None:
+    server = redis_server_factory(appendonly=False)  # private: SCRIPT FLUSH hits only us
+    client = redis.Redis.from_url(server.url)
+    broker = RedisBroker(client, keys)
+    fetcher = ReliableFetcher(broker, IDENTITY)
+    jobs = [make_job("a"), make_job("b")]
+    broker.store([("a", jobs[0])], [])
+    got = fetcher.fetch(["a", "b"], 1.0)
+    client.script_flush()
+    broker.store([("b", jobs[1])], [])
+
+    got += fetcher.fetch(["a", "b"], 1.0)
+    fetcher.acknowledge(got)
+    fetcher.close()
+
+    assert [w.raw for w in got] == jobs
+    assert client.llen(keys.inprogress(IDENTITY)) == 0
+    client.close()
+
+
+def plugin_manager() -> pluggy.PluginManager:
+    manager = pluggy.PluginManager(PROJECT_NAME)
+    manager.add_hookspecs(hookspecs)
+    manager.register(basic_plugin, "basic")
+    return manager
+
+
+def test_the_reliable_plugin_wins_over_basic_and_reads_the_settings(broker: RedisBroker) -> None:
+    app = SimpleNamespace(settings=Settings(fetch_idle_max_interval=0.5, unique_lock_ttl=99.5),
+                          identity=IDENTITY)
+    manager = plugin_manager()
+    manager.register(reliable_plugin, "reliable")
+
+    fetcher = manager.hook.cogworker_make_fetcher(app=app, broker=broker)
+
+    assert isinstance(fetcher, ReliableFetcher)
+    assert (fetcher.identity, fetcher.idle_max_interval, fetcher.queued_ttl) == (
+        IDENTITY, 0.5, 100)
+    fetcher.close()
+
+
+def test_basic_alone_makes_a_basic_fetcher_and_neither_serves_other_brokers(
+    broker: RedisBroker,
+) -> None:
+    app = SimpleNamespace(settings=Settings(), identity=IDENTITY)
+    manager = plugin_manager()
+
+    assert isinstance(manager.hook.cogworker_make_fetcher(app=app, broker=broker), BasicFetcher)
+    assert manager.hook.cogworker_make_fetcher(app=app, broker=object()) is None
+    assert reliable_plugin.cogworker_make_fetcher(app, object()) is None
+
+
+def test_close_ends_a_wait_on_paused_queues_at_once(
+    broker: RedisBroker, redis_client: redis.Redis, keys: KeySchema,
+) -> None:
+    redis_client.sadd(keys.paused_queues, "a")
+    fetcher = ReliableFetcher(broker, IDENTITY)
+    results: list[object] = []
+    thread = threading.Thread(target=lambda: results.append(fetcher.fetch(["a"], 60.0)))
+    thread.start()
+    fetcher.close()
+    thread.join(10)
+
+    assert results == [[]]

@@ -1,0 +1,1 @@
+"""Tests of the worker process: heartbeat, remote control, poller, signals, launcher."""
