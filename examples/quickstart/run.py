@@ -45,7 +45,7 @@ def main() -> int:
 
 def _demo(worker: subprocess.Popen[bytes]) -> int:
     stats = Stats(app.broker)
-    base = stats.processed
+    base, failed_base = stats.processed, stats.failed
     print("==> enqueueing: greet, flaky (fails once, retried), reminder (in 3 s), async report",
           flush=True)
     greet.perform_async("world")
@@ -60,7 +60,8 @@ def _demo(worker: subprocess.Popen[bytes]) -> int:
             return 1
         time.sleep(0.2)
     done = stats.processed - base
-    print(f"==> {done} job(s) done, {stats.failed} failed attempt(s) so far; stopping the worker",
+    failed = stats.failed - failed_base
+    print(f"==> {done} job(s) done, {failed} failed attempt(s); stopping the worker",
           flush=True)
     worker.send_signal(signal.SIGTERM)
     status = worker.wait(timeout=30)

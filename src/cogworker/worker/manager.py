@@ -158,6 +158,8 @@ class Manager:
             self._stopping.wait(ERROR_BACKOFF)
             return []
         self.outages.recovered("fetch")
+        if not works:
+            self.stats.flush()  # idle: publish the last counts now rather than at the next job
         return works
 
     def _run(self, tid: str, work: UnitOfWork) -> None:

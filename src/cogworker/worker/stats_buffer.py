@@ -38,10 +38,10 @@ class StatsBuffer:
         """Write what was gathered; on failure keep it for the next try."""
         with self._lock:
             processed, failed = self._processed, self._failed
+            if not processed and not failed:
+                return
             self._processed = self._failed = 0
             self._last_flush = time.monotonic()
-        if not processed and not failed:
-            return
         try:
             self._broker.record_outcomes(processed, failed, time.time())
         except Exception as exc:
