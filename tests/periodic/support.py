@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import threading
+import time
+from collections.abc import Callable
 
 import redis
 
@@ -36,6 +38,7 @@ class StandInManager:
 
     def __init__(self) -> None:
         self._quiet = threading.Event()
+        self.quiet_checks = 0
 
     def quiet(self) -> None:
         self._quiet.set()
@@ -45,6 +48,7 @@ class StandInManager:
 
     @property
     def is_quiet(self) -> bool:
+        self.quiet_checks += 1
         return self._quiet.is_set()
 
     @property
@@ -70,3 +74,13 @@ def queued(app: App, queue: str = "default") -> list[Payload]:
 def text(client: redis.Redis, key: str) -> str | None:
     value: bytes | str | None = client.get(key)
     return value.decode() if isinstance(value, bytes) else value
+
+
+def wait_for(condition: Callable[[], object], timeout: float = 10.0) -> bool:
+    """Wait until ``condition()`` is true: a bounded wait for an event, not a timing check."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.01)
+    return bool(condition())

@@ -17,7 +17,7 @@ from cogworker.core.periodic_types import ClaimResult, PeriodicEntry
 from cogworker.periodic import admin
 from cogworker.worker.ticker import Ticker
 from periodic.conftest import MakeApp, MakeTicker
-from periodic.support import START, FakeClock, StandInManager, queued, text
+from periodic.support import START, FakeClock, StandInManager, queued, text, wait_for
 
 MINUTE = 60
 
@@ -324,19 +324,39 @@ def test_the_thread_waits_for_ready_and_does_not_fire_while_quiet(
     ready = threading.Event()
     manager = StandInManager()
     manager.quiet()
-    ticker = make_ticker(app, ready=ready, manager=manager, tick_interval=0.05,
+    ticker = make_ticker(app, ready=ready, manager=manager, tick_interval=0.02,
                          clock=lambda: START)
+    ticks = threading.Semaphore(0)
+    real_tick = ticker.tick
+
+    def counted_tick() -> None:
+        real_tick()
+        ticks.release()
+
+    ticker.tick = counted_tick  # type: ignore[method-assign]
     ticker.start()
-    ticked = threading.Event()
-    original_tick = ticker.tick
+    assert not ticks.acquire(timeout=0.3)
+    assert manager.quiet_checks == 0  # still waiting for the first orphan check
 
-    def observed_tick() -> None:
-        original_tick()
-        ticked.set()
-
-    ticker.tick = observed_tick  # type: ignore[method-assign]
     ready.set()
+    assert wait_for(lambda: manager.quiet_checks >= 3)  # looped, quiet each time
+    assert queued(app) == []
+
     manager.unquiet()
-    assert ticked.wait(10)
+    assert ticks.acquire(timeout=10)
     ticker.stop()
     assert [job["periodic_slot"] for job in queued(app)] == [START]
+
+
+def test_a_ticker_without_entries_starts_no_thread(
+    app: App, make_ticker: MakeTicker, redis_client: redis.Redis,
+) -> None:
+    def ticker_threads() -> int:
+        return sum(1 for thread in threading.enumerate() if thread.name == "cogworker-ticker")
+
+    before = ticker_threads()
+    ticker = make_ticker(app)
+    ticker.start()
+    assert ticker.entries == []
+    assert ticker_threads() == before
+    assert not redis_client.exists(app.keys.periodic_schedule)

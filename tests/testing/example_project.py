@@ -67,6 +67,11 @@ def import_feed(feed_id):
     log.append(("import", feed_id))
 
 
+@app.job(unique_for=60)
+def ping(host):
+    log.append(("ping", host))
+
+
 @app.job
 class Report(cogworker.Job):
     retry = 2

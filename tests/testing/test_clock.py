@@ -64,11 +64,23 @@ def test_advance_needs_a_frozen_clock_going_forward(cogworker_fake):
         cogworker_fake.advance(-1)
 
 
+def test_a_unique_for_window_ends_with_the_test_clock(cogworker_fake):
+    cogworker_fake.freeze()
+    assert example.ping.perform_async("db") is not None
+    example.ping.drain()
+
+    assert example.ping.perform_async("db") is None  # a window lock only expires
+    cogworker_fake.advance(59)
+    assert example.ping.perform_async("db") is None
+    cogworker_fake.advance(1)
+    assert example.ping.perform_async("db") is not None
+
+
 def test_the_fixture_unfreezes_the_clock_after_a_test(cogworker_app):
     assert not cogworker_app.testing.frozen
     assert cogworker_app.clock is __import__("time").time
 ''')
-    result.assert_outcomes(passed=5)
+    result.assert_outcomes(passed=6)
 
 
 def test_retries_follow_the_back_off(run_example: RunExample) -> None:

@@ -264,6 +264,17 @@ def test_nested_modes_restore_the_outer_one():
     app.testing.clear_all()
 
 
+def test_draining_after_the_block_still_records_what_jobs_push():
+    with app.testing.fake():
+        example.sign_up.perform_async("ann")
+
+    assert app.testing.mode == "disabled"
+    assert example.sign_up.drain() == 1  # nothing listens on the app's Redis port
+    assert [job["args"] for job in send.jobs] == [["ann"]]
+    assert app.testing.mode == "disabled"
+    app.testing.clear_all()
+
+
 def test_plain_calls_switch_until_switched_back():
     app.testing.fake()
     try:
@@ -288,4 +299,4 @@ def test_the_fixture_restores_a_mode_set_before_it(cogworker_app):
         assert cogworker_app.testing.mode == "inline"
     assert cogworker_app.testing.mode == "disabled"
 ''')
-    result.assert_outcomes(passed=5)
+    result.assert_outcomes(passed=6)

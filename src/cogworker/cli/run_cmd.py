@@ -8,10 +8,11 @@ from typing import Any
 
 import click
 
-from cogworker.cli.common import CogworkerUsageError, app_options, obtain_app
+from cogworker.app import App
+from cogworker.cli.common import CogworkerUsageError, app_options, handle_errors, obtain_app
 from cogworker.cli.logging_setup import configure_logging
 from cogworker.core.config_layers import parse_queue_options
-from cogworker.core.errors import ConfigurationError
+from cogworker.core.errors import ConfigurationError, PluginError
 
 
 def _queues(values: tuple[str, ...]) -> tuple[str, ...] | None:
@@ -20,6 +21,15 @@ def _queues(values: tuple[str, ...]) -> tuple[str, ...] | None:
     try:
         return parse_queue_options(values)
     except ConfigurationError as exc:
+        raise CogworkerUsageError(str(exc)) from exc
+
+
+def _activate_plugins(app: App) -> None:
+    """Resolve the active plugins now, so that a bad ``--plugin`` (or ``COGWORKER_PLUGINS``)
+    is a usage error naming the plugin, not a traceback from inside the launcher."""
+    try:
+        app.hooks  # noqa: B018 -- resolving is the point
+    except (PluginError, ConfigurationError) as exc:
         raise CogworkerUsageError(str(exc)) from exc
 
 
@@ -35,6 +45,7 @@ def _queues(values: tuple[str, ...]) -> tuple[str, ...] | None:
 @click.option("--log-level", type=click.Choice(
     ["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"], case_sensitive=False))
 @click.option("--log-format", type=click.Choice(["text", "json"]))
+@handle_errors
 def run_command(
     app_path: str | None, require: tuple[str, ...], config: Path | None, redis_url: str | None,
     namespace: str | None, environment: str | None, concurrency: int | None,
@@ -50,6 +61,7 @@ def run_command(
     app = obtain_app(app_path=app_path, require=require, config=config, redis_url=redis_url,
                      namespace=namespace, environment=environment, cli_settings=flags,
                      server=True)
+    _activate_plugins(app)
     settings = app.settings
     configure_logging(settings.log_level, settings.log_format, settings.logfile)
     from cogworker.worker.launcher import Launcher

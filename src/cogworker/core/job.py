@@ -205,7 +205,10 @@ class _RecordedJobs:
     """``SomeJob.jobs``: the payloads fake mode recorded for a job class, oldest first."""
 
     def __get__(self, instance: object, owner: type[Job]) -> list[Payload]:
-        app, definition = owner._registration()
+        try:
+            app, definition = owner._registration()
+        except JobDefinitionError as exc:
+            raise AttributeError(str(exc)) from None  # so hasattr() and inspect stay quiet
         return app.testing.jobs_of(definition.name)
 
 

@@ -12,7 +12,7 @@ import contextlib
 import queue as queue_module
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -44,7 +44,7 @@ class MemoryLocks:
             self._broker.expire_locks()
             if key in self._broker.locks_held:
                 return False
-            self._broker.locks_held[key] = (owner, time.time() + ttl)
+            self._broker.locks_held[key] = (owner, self._broker.clock() + ttl)
             return True
 
     def extend(self, key: str, owner: str, ttl: float) -> bool:
@@ -52,7 +52,7 @@ class MemoryLocks:
             held = self._broker.locks_held.get(key)
             if held is None or held[0] != owner:
                 return False
-            self._broker.locks_held[key] = (owner, time.time() + ttl)
+            self._broker.locks_held[key] = (owner, self._broker.clock() + ttl)
             return True
 
     def release(self, key: str, owner: str) -> bool:
@@ -71,9 +71,13 @@ class MemoryLocks:
 
 
 class MemoryBroker:
-    """Implements :class:`cogworker.core.broker.Broker` in memory."""
+    """Implements :class:`cogworker.core.broker.Broker` in memory.
 
-    def __init__(self) -> None:
+    ``clock`` is what lock expiry reads (testing's frozen clock in fake mode).
+    """
+
+    def __init__(self, clock: Callable[[], float] = time.time) -> None:
+        self.clock = clock
         self.lock = threading.RLock()
         self.arrived = threading.Condition(self.lock)
         self.queues: dict[str, collections.deque[str]] = collections.defaultdict(
@@ -89,7 +93,7 @@ class MemoryBroker:
         self.locks = MemoryLocks(self)
 
     def expire_locks(self) -> None:
-        now = time.time()
+        now = self.clock()
         for key in [k for k, (_, until) in self.locks_held.items() if until <= now]:
             del self.locks_held[key]
 

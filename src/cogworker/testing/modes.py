@@ -18,11 +18,13 @@ managers they also put the previous state back at the end of the block, also on 
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import logging
 import threading
 import types
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Literal
 
 from cogworker.core.job import Job, JobFunction
@@ -83,9 +85,9 @@ class Testing:
         self._lock = threading.RLock()
         self._mode: Mode = "disabled"
         self._saved: tuple[Any, Dispatcher | None] = (None, None)
-        self._memory = MemoryBroker()
         self.recorded = RecordedJobs()
         self.clock = TestClock(app)
+        self._memory = MemoryBroker(clock=self.clock.now)
         self._runner = CallerThreadRunner(app)
         self._fake = FakeRuns(app, self.recorded, self._runner)
 
@@ -185,16 +187,24 @@ class Testing:
         job's own exception when it fails (after recording its retry, see
         :mod:`cogworker.testing.fake`).
         """
-        return self._fake.perform_one(job_name(job))
+        with self._runs():
+            return self._fake.perform_one(job_name(job))
 
     def drain(self, job: JobRef, *, limit: int = DRAIN_LIMIT) -> int:
         """Run ``job``'s due recorded jobs, also those they push, until none is due."""
-        return self._fake.drain(job_name(job), limit)
+        with self._runs():
+            return self._fake.drain(job_name(job), limit)
 
     def drain_all(self, *, limit: int = DRAIN_LIMIT) -> int:
         """Run every due recorded job, oldest first, also those they push, until none is
         due; returns how many ran."""
-        return self._fake.drain_all(limit)
+        with self._runs():
+            return self._fake.drain_all(limit)
+
+    def _runs(self) -> AbstractContextManager[object]:
+        """Recorded jobs run in fake mode when no mode is in force (after a ``with fake()``
+        block), so what they push is recorded and nothing reaches Redis."""
+        return self.fake() if self._mode == "disabled" else contextlib.nullcontext()
 
     # the clock -----------------------------------------------------------------------------
     @property

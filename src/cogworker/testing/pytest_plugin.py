@@ -10,7 +10,7 @@ Define the app your tests use once, in your ``conftest.py``::
 Fixtures:
 
 * ``cogworker_fake`` — ``cogworker_app`` in fake mode for the test; yields ``app.testing``.
-  Afterwards the mode, the clock and the recorded jobs are back to their defaults;
+  Afterwards the previous mode is back, the clock runs again and nothing stays recorded;
 * ``cogworker_inline`` — the same in inline mode;
 * ``cogworker_redis_url`` — a private redis-server for the test session (the embedded
   server cogworker itself uses), started on first use and stopped at the end;
@@ -33,11 +33,11 @@ import pytest
 import redis
 
 from cogworker.redis.server import RedisServer
-from cogworker.testing.worker import InProcessWorker
 
 if TYPE_CHECKING:
     from cogworker.app import App
     from cogworker.testing.modes import Testing
+    from cogworker.testing.worker import InProcessWorker
 
 
 @pytest.fixture
@@ -100,6 +100,8 @@ def cogworker_namespace(cogworker_redis_url: str) -> Iterator[str]:
 def cogworker_worker(cogworker_app: App, cogworker_redis_url: str,
                      cogworker_namespace: str) -> Iterator[InProcessWorker]:
     """A real worker for ``cogworker_app`` on the test's Redis and namespace."""
+    from cogworker.testing.worker import InProcessWorker
+
     app = cogworker_app
     app.configure(cli={"redis_url": cogworker_redis_url, "namespace": cogworker_namespace})
     try:

@@ -116,13 +116,14 @@ class Ticker:
         if self._thread is not None:
             return
         entries = self.entries
+        if not entries:
+            logger.debug("no cron entries: the ticker does not start")
+            return
         self._warn_unknown_jobs(entries)
         try:
             publish_schedule(self.app, entries, replace=replaces_schedule(self.app))
         except Exception as exc:
             self._outages.report("publish cron schedule", exc)
-        if not entries:
-            logger.debug("no cron entries: the ticker has nothing to do")
         self._thread = threading.Thread(target=self._run, name="cogworker-ticker", daemon=True)
         self._thread.start()
 

@@ -1,0 +1,51 @@
+"""SIGTERM while slow jobs run: the worker gives up waiting after ``-t``, puts them back at
+the head of their queue and exits 0, with nothing left in progress."""
+
+from __future__ import annotations
+
+import signal
+
+import pytest
+import redis
+
+from cogworker.core.payload import new_jid
+from cogworker.redis.keys import KeySchema
+from helpers.workers import Ledger, wait_until
+from runtime.conftest import StartWorker, identity_of, wait_exit
+from runtime.support import WORK_JOBS, jids_on, payload, push_raw
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.mark.parametrize("fetch_args", [(), ("--plugin", "basic")], ids=["reliable", "basic"])
+def test_term_requeues_unfinished_jobs_at_the_head_and_exits_zero(
+    start_worker: StartWorker, ledger: Ledger, redis_client: redis.Redis, keys: KeySchema,
+    fetch_args: tuple[str, ...],
+) -> None:
+    jids = [new_jid() for _ in range(4)]
+    # Pushed oldest first: jids[0] and jids[1] are fetched by the two processor threads,
+    # jids[2] and jids[3] wait behind them.
+    for jid in jids:
+        push_raw(redis_client, keys, "default", payload("Slow", [10], "default", jid))
+    worker = start_worker(WORK_JOBS, "-c", "2", "-t", "1", *fetch_args)
+    identity = identity_of(worker)
+    wait_until(lambda: ledger.count("start") == 2, 20, worker.output)
+
+    worker.signal(signal.SIGTERM)
+    status = wait_exit(worker, 20)  # the jobs would need 10 s more; -t 1 cuts it short
+
+    log = worker.output()
+    assert status == 0, log[-3000:]
+    assert ledger.count("done") == 0, log[-3000:]
+    assert sorted(event.jid for event in ledger.events("start")) == sorted(jids[:2])
+    on_queue = jids_on(redis_client, keys.queue("default"))
+    # The interrupted jobs are back where the next fetch pops (the right end), ahead of
+    # the two that never started; nothing is lost or duplicated.
+    assert on_queue[:2] == [jids[3], jids[2]]
+    assert sorted(on_queue[2:]) == sorted(jids[:2])
+    if not fetch_args:  # reliable: the earliest fetched is the first to run again
+        assert on_queue[2:] == [jids[1], jids[0]]
+    assert "requeued 2 job(s) unfinished at shutdown" in log
+    assert redis_client.exists(keys.inprogress(identity), keys.workers(identity),
+                               keys.process(identity)) == 0
+    assert not redis_client.sismember(keys.processes, identity)
