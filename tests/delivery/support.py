@@ -152,14 +152,16 @@ class Fleet:
         (self.gates / str(worker.pid)).touch()
 
     def stop_all(self) -> None:
-        """SIGTERM every worker still running; each must exit 0."""
-        for worker in self.workers:
-            if worker.process is not None and worker.process.poll() is None:
-                worker.signal(signal.SIGTERM)
-        for worker in self.workers:
-            if worker.process is not None and worker.process.returncode is None:
-                code = worker.stop()
-                assert code == 0, f"worker {worker.pid} exited {code}:\n{worker.output()[-3000:]}"
+        """SIGTERM every worker still running (once: a second SIGTERM that lands after the
+        process restored its default handlers would kill it); each must exit 0."""
+        stopping = [worker for worker in self.workers
+                    if worker.process is not None and worker.process.poll() is None]
+        for worker in stopping:
+            worker.signal(signal.SIGTERM)
+        for worker in stopping:
+            assert worker.process is not None
+            code = worker.process.wait(timeout=40)
+            assert code == 0, f"worker {worker.pid} exited {code}:\n{worker.output()[-3000:]}"
 
     def close(self) -> None:
         for worker in self.workers:

@@ -64,6 +64,9 @@ class StandInManager:
     def handle_dead_jobs(self, stored_raws: list[str], reason: str) -> None:
         """Not used by the ticker."""
 
+    def work_entries(self) -> dict[str, str]:
+        return {}
+
 
 def queued(app: App, queue: str = "default") -> list[Payload]:
     """The jobs on a queue, oldest push first."""

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import os
 import time
 from zoneinfo import ZoneInfo
 
@@ -80,13 +79,15 @@ def test_without_a_zone_the_expression_is_utc_whatever_the_machine_zone(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     expected = at(2024, 5, 1, 9)
-    for zone in ("Europe/Berlin", "America/Los_Angeles", "Asia/Kolkata"):
-        monkeypatch.setenv("TZ", zone)
+    try:
+        for zone in ("Europe/Berlin", "America/Los_Angeles", "Asia/Kolkata"):
+            monkeypatch.setenv("TZ", zone)
+            time.tzset()
+            assert next_fire("0 9 * * *", at(2024, 5, 1, 0)) == expected
+            assert previous_fire("0 9 * * *", expected + 1) == expected
+    finally:
+        monkeypatch.undo()
         time.tzset()
-        assert next_fire("0 9 * * *", at(2024, 5, 1, 0)) == expected
-    monkeypatch.delenv("TZ")
-    time.tzset()
-    assert os.environ.get("TZ") is None
 
 
 def test_a_trailing_zone_is_parsed_off_the_fields() -> None:

@@ -8,7 +8,6 @@ same jid, which is at-least-once delivery, not a second firing).
 
 from __future__ import annotations
 
-import inspect
 import json
 import os
 import signal
@@ -20,15 +19,11 @@ import pytest
 import redis
 
 from cogworker.redis.keys import KeySchema
-from cogworker.worker import launcher
 from helpers.workers import Event, Ledger, WorkerProcess, wait_until, write_app
 
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="POSIX signals"),
-    # Remove once the launcher starts the ticker (see the periodic report).
-    pytest.mark.skipif("Ticker" not in inspect.getsource(launcher),
-                       reason="the launcher does not start the cron ticker yet"),
 ]
 
 APP = """

@@ -51,6 +51,9 @@ class FakeManager:
     def handle_dead_jobs(self, stored_raws: list[str], reason: str) -> None:
         self.dead.append((list(stored_raws), reason))
 
+    def work_entries(self) -> dict[str, str]:
+        return {}
+
 
 class FakeWorker:
     """A :class:`cogworker.core.hookspecs.WorkerHandle` over an app and a fake manager."""

@@ -6,6 +6,7 @@ import click
 
 from cogworker.__about__ import __version__
 from cogworker.cli.admin_cmd import ADMIN_COMMANDS
+from cogworker.cli.cron_cmd import cron_group
 from cogworker.cli.enqueue_cmd import enqueue_command
 from cogworker.cli.locks_cmd import locks_group
 from cogworker.cli.plugins_cmd import plugins_command
@@ -25,7 +26,7 @@ def version_command() -> None:
     click.echo(f"cogworker {__version__}")
 
 
-for command in (run_command, enqueue_command, plugins_command, redis_group, locks_group,
+for command in (run_command, enqueue_command, plugins_command, redis_group, locks_group, cron_group,
                 *ADMIN_COMMANDS):
     cli.add_command(command)
 

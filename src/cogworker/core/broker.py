@@ -11,7 +11,7 @@ that was read, so a raw string is never re-serialized to find it again.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, runtime_checkable
@@ -154,6 +154,10 @@ class Broker(Protocol):
         ...
 
     def clear_work(self, identity: str, tid: str) -> None: ...
+
+    def replace_work(self, identity: str, entries: Mapping[str, str], ttl: float) -> None:
+        """Replace the whole workers hash of ``identity`` (tid → entry JSON) in one step."""
+        ...
 
     def graduate(self, set_name: Literal["schedule", "retry"], now: float,
                  limit: int) -> GraduationReport:

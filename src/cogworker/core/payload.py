@@ -172,8 +172,14 @@ def error_class(exc: BaseException) -> str:
 def unparseable_wrapper(
     raw: bytes | str, queue: str | None, reason: str, now: float, error_cls: str = "PayloadError"
 ) -> Payload:
-    """Wrap bytes that are not a job so they can be buried in dead with their content."""
-    text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
+    """Wrap bytes that are not a job so they can be buried in dead with their content.
+
+    The content is scrubbed to valid UTF-8 (invalid bytes become U+FFFD), whether it comes
+    as bytes or as text read with ``surrogateescape``: lone surrogates cannot be sent.
+    """
+    if isinstance(raw, str):
+        raw = raw.encode("utf-8", "surrogateescape")
+    text = raw.decode("utf-8", "replace")
     return {
         "class": UNPARSEABLE_CLASS,
         "args": [],

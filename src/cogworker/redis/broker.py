@@ -11,9 +11,9 @@ from __future__ import annotations
 import logging
 import re
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Literal
+from typing import Any, Literal
 
 import redis
 
@@ -23,7 +23,7 @@ from cogworker.redis.errors import translate_errors
 from cogworker.redis.graduation import THROUGHPUT_TTL, Graduator
 from cogworker.redis.heartbeat_store import HeartbeatStore
 from cogworker.redis.keys import KeySchema
-from cogworker.redis.locks import RedisLocks
+from cogworker.redis.locks import RedisLocks, whole_seconds
 from cogworker.redis.replies import as_text
 from cogworker.redis.scripts import Scripts
 from cogworker.redis.signals import RedisSubscription
@@ -147,6 +147,16 @@ class RedisBroker:
     def clear_work(self, identity: str, tid: str) -> None:
         with translate_errors():
             self.client.hdel(self.keys.workers(identity), tid)
+
+    def replace_work(self, identity: str, entries: Mapping[str, str], ttl: float) -> None:
+        key = self.keys.workers(identity)
+        with translate_errors():
+            pipe = self.client.pipeline(transaction=True)
+            pipe.delete(key)
+            if entries:
+                pipe.hset(key, mapping=dict[Any, Any](entries))
+                pipe.expire(key, whole_seconds(ttl))
+            pipe.execute()
 
     def graduate(self, set_name: Literal["schedule", "retry"], now: float,
                  limit: int) -> GraduationReport:

@@ -12,7 +12,7 @@ import contextlib
 import queue as queue_module
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -134,6 +134,10 @@ class MemoryBroker:
     def clear_work(self, identity: str, tid: str) -> None:
         with self.lock:
             self.work[identity].pop(tid, None)
+
+    def replace_work(self, identity: str, entries: Mapping[str, str], ttl: float) -> None:
+        with self.lock:
+            self.work[identity] = dict(entries)
 
     def graduate(self, set_name: Literal["schedule", "retry"], now: float,
                  limit: int) -> GraduationReport:

@@ -39,6 +39,10 @@ class ManagerControls(Protocol):
         """Reliable fetch only: settle pending settlements, requeue strays seen twice."""
         ...
 
+    def work_entries(self) -> dict[str, str]:
+        """What each processor runs now: tid → JSON ``{queue, payload, run_at}``."""
+        ...
+
     def handle_dead_jobs(self, stored_raws: list[str], reason: str) -> None:
         """Death hooks and lock releases for jobs another path filed into dead."""
         ...

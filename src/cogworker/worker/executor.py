@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import inspect
 import logging
+import math
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
@@ -155,7 +156,8 @@ class JobRunner:
         return result
 
     def _active_ttl(self) -> float:
-        return float(int(self.app.settings.orphan_threshold + 120) + 1)
+        """Outlives the detection of a dead process and the recovery of its job (§10.6)."""
+        return float(math.ceil(self.app.settings.orphan_threshold + 120))
 
     # failures ------------------------------------------------------------------------------
     def _route_failure(self, work: UnitOfWork, job: Payload, exc: BaseException,

@@ -132,8 +132,18 @@ class Heartbeat:
             return False
         self._has_beaten = True
         self._outages.recovered(SITE)
+        self._write_work(settings.heartbeat_ttl)
         self._run_hooks()
         return True
+
+    def _write_work(self, ttl: float) -> None:
+        """Publish what runs now (the workers hash), like Sidekiq: once a beat, not per job."""
+        try:
+            self.app.broker.replace_work(self.identity, self._manager.work_entries(), ttl)
+        except Exception as exc:
+            self._outages.report("workers-hash", exc)
+        else:
+            self._outages.recovered("workers-hash")
 
     def _run_hooks(self) -> None:
         try:

@@ -34,6 +34,7 @@ from cogworker.worker import signals
 from cogworker.worker.heartbeat import Heartbeat
 from cogworker.worker.manager import Manager
 from cogworker.worker.poller import Poller
+from cogworker.worker.ticker import Ticker
 
 if TYPE_CHECKING:
     from cogworker.app import App
@@ -58,6 +59,7 @@ class Launcher:
         self.manager: Manager | None = None
         self.heartbeat: Heartbeat | None = None
         self.poller: Poller | None = None
+        self.ticker: Ticker | None = None
         self.started = threading.Event()
         """Set once every thread runs and the start-up line is logged."""
 
@@ -96,6 +98,9 @@ class Launcher:
         fetcher = self.app.hooks.make_fetcher(self.app, self.app.broker)
         self.fetcher = fetcher
         manager = self.manager = Manager(self.app, fetcher, self.outages)
+        poller = self.poller = Poller(self.app, manager, self.outages, lambda: fetcher.reliable)
+        # Built before the first beat: a bad cron entry fails start-up before any thread runs.
+        ticker = self.ticker = Ticker(self.app, manager, self.outages, poller.ready_for_ticker)
         heartbeat = self.heartbeat = Heartbeat(
             self.app, manager, self.outages, lambda: fetcher.reliable,
             worker=self, on_stop=self.request_stop,
@@ -107,10 +112,10 @@ class Launcher:
             self._close_fetcher()
             return False
         self.app.hooks.startup(self)
-        manager.start()
-        self.poller = Poller(self.app, manager, self.outages, lambda: fetcher.reliable)
-        self.poller.start()
         logger.info("%s", self.startup_line())
+        manager.start()
+        poller.start()
+        ticker.start()
         self.started.set()
         return True
 
@@ -148,6 +153,8 @@ class Launcher:
     # stop ----------------------------------------------------------------------------------
     def _stop(self) -> None:
         """Each step runs even when an earlier one failed."""
+        if self.ticker is not None:
+            self.ticker.stop()  # a leaving process claims no new cron slot
         if self.manager is not None:
             try:
                 self.manager.stop(self.settings.timeout)

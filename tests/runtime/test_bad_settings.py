@@ -1,0 +1,51 @@
+"""A bad setting on the ``cogworker run`` command line: exit status 2 and one line that
+names the field (or plugin) and what is accepted, before anything starts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from helpers.workers import write_app
+from runtime.support import WORK_JOBS, cogworker_cli
+
+pytestmark = pytest.mark.slow
+
+# Nothing may start, so the Redis URL points nowhere: a run that got that far would hang
+# on its first heartbeat instead of exiting.
+NOWHERE = "redis://127.0.0.1:1/0"
+
+
+@pytest.mark.parametrize(("args", "reason"), [
+    (("-c", "abc"), "Invalid value for '-c' / '--concurrency': 'abc' is not a valid integer"),
+    (("-c", "0"), "setting 'concurrency' has an invalid value 0 (from --concurrency): "
+                  "expected an integer from 1 to 1000"),
+    (("-q", ""), "setting 'queues' has an invalid value '' (from --queue): "
+                 "expected a non-empty queue name"),
+    (("-q", "high,x"), "setting 'queues' has an invalid value 'high,x' (from --queue)"),
+    (("-t", "-1"), "setting 'timeout' has an invalid value -1.0 (from --timeout)"),
+    (("--plugin", "nosuch"), "no cogworker plugin named 'nosuch' is installed. Installed "
+                             "plugins: basic, periodic-locks, reliable, unique."),
+    (("--plugin", "reliabel"), "no cogworker plugin named 'reliabel' is installed. "
+                               "Did you mean 'reliable'?"),
+    (("--plugin", "no:basik"), "no cogworker plugin named 'basik' is installed. "
+                               "Did you mean 'basic'?"),
+], ids=["c-abc", "c-0", "q-empty", "q-weight", "t-negative", "plugin-unknown",
+        "plugin-typo", "plugin-no-typo"])
+def test_a_bad_setting_exits_2_with_one_line_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: tuple[str, ...], reason: str,
+) -> None:
+    write_app(tmp_path, WORK_JOBS)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    monkeypatch.setenv("COGWORKER_TEST_LEDGER", str(tmp_path / "unused.sqlite"))
+
+    done = cogworker_cli("run", "-A", "jobapp:app", "--redis-url", NOWHERE, *args,
+                         timeout=30)
+
+    assert done.returncode == 2, done.stderr
+    [error] = [line for line in done.stderr.splitlines() if line.startswith("Error: ")]
+    assert reason in error
+    assert "Traceback" not in done.stderr
+    assert done.stdout == ""
