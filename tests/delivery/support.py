@@ -244,7 +244,8 @@ def assert_each_ran_once(runs: Mapping[str, list[Execution]], jids: Iterable[str
     problems = {jid: [(r.pid, r.finished is not None) for r in runs.get(jid, [])]
                 for jid in jids
                 if len(runs.get(jid, [])) != 1 or runs[jid][0].finished is None}
-    assert not problems, f"{len(problems)} job(s) not run exactly once: {dict(list(problems.items())[:10])}"
+    sample = dict(list(problems.items())[:10])
+    assert not problems, f"{len(problems)} job(s) not run exactly once: {sample}"
 
 
 def unexplained_repeats(runs: Mapping[str, list[Execution]],
@@ -259,6 +260,14 @@ def unexplained_repeats(runs: Mapping[str, list[Execution]],
             if kill is None or kill < earlier.started:
                 bad[jid] = attempts
     return bad
+
+
+def cut_short_outside_kills(runs: Mapping[str, list[Execution]],
+                            kills: Sequence[Kill]) -> list[Execution]:
+    """Runs that never finished although their process was not killed."""
+    killed = {kill.pid for kill in kills}
+    return [run for attempts in runs.values() for run in attempts
+            if run.finished is None and run.pid not in killed]
 
 
 # Redis state ---------------------------------------------------------------------------------

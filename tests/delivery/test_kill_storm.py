@@ -16,6 +16,7 @@ from cogworker.redis.keys import KeySchema
 from delivery.conftest import MakeClient, MakeFleet
 from delivery.support import (
     assert_drained,
+    cut_short_outside_kills,
     enqueue_work,
     executions,
     finished_jids,
@@ -66,6 +67,7 @@ def test_kill_storm_loses_nothing_and_repeats_only_killed_runs(
     runs = executions(ledger)
     assert set(runs) == set(jids)
     assert len(fleet.kills) >= MIN_KILLS, f"the jobs drained after {len(fleet.kills)} kills"
+    assert not cut_short_outside_kills(runs, fleet.kills)
     bad = unexplained_repeats(runs, fleet.kills)
     assert not bad, f"seed {seed}: repeats no kill explains: {list(bad.items())[:5]}"
     killed = {kill.pid for kill in fleet.kills}

@@ -1,5 +1,5 @@
 """A worker that dies for good, one that freezes past the threshold, and a job that kills
-every process running it (DESIGN §3; gold-standard §3.4 S5, S6, S7, invariants I3–I5)."""
+every process running it (DESIGN §3; gold-standard §3.4 S5, S6, S7, invariants I3, I4, I5)."""
 
 from __future__ import annotations
 
@@ -28,9 +28,6 @@ from helpers.workers import Ledger, wait_until
 
 pytestmark = pytest.mark.slow
 
-SECONDS = float  # a readability alias for the durations below
-
-
 def _setting(name: str) -> float:
     value = FAST_RECOVERY[name]
     assert isinstance(value, float)
@@ -46,7 +43,7 @@ def test_a_killed_workers_jobs_are_recovered_by_the_survivor_within_the_bound(
     redis_url: str, redis_client: redis.Redis, keys: KeySchema, ledger: Ledger,
     fleet_factory: MakeFleet, make_client: MakeClient,
 ) -> None:
-    job_seconds: SECONDS = 0.4
+    job_seconds = 0.4
     fleet = fleet_factory(redis_url, concurrency=4)
     doomed, survivor = fleet.start(), fleet.start()
     doomed_identity = identity_of(doomed)
@@ -71,7 +68,7 @@ def test_a_killed_workers_jobs_are_recovered_by_the_survivor_within_the_bound(
     print(f"\nkill with no restart: {len(in_flight)} jobs in flight; last beat "
           f"{kill.at - last_beat:.2f} s before the kill; in-progress list requeued "
           f"{requeued_after:.2f} s after the kill; those jobs restarted on the survivor "
-          f"{min(restarts):.2f}–{max(restarts):.2f} s after it (bound heartbeat_ttl + "
+          f"{min(restarts):.2f} to {max(restarts):.2f} s after it (bound heartbeat_ttl + "
           f"orphan_threshold + orphan_check_interval = {bound:.1f} s, + {jitter:.1f} s "
           "poll jitter)")
     assert requeued_after <= bound + jitter + 1.0  # 1 s for a loaded test machine
@@ -159,6 +156,7 @@ def test_a_poison_pill_goes_to_dead_after_max_orphanings_and_spares_its_neighbou
     assert {run.pid for run in pill_runs} == set(exits)
     assert set(exits.values()) == {1}
     [record] = redis_client.zrange(keys.dead, 0, -1)
+    assert isinstance(record, bytes)
     dead = json.loads(record)
     assert dead["jid"] == poison
     assert dead["error_class"] == "cogworker.JobOrphanedError"

@@ -80,11 +80,11 @@ def test_a_wake_up_for_another_queue_does_not_end_the_wait(
     assert woken is False
 
 
-@pytest.mark.parametrize("queues", [["a"], ["a", "b"]], ids=["BLMOVE", "LMOVE-in-Lua"])
-def test_without_lmove_the_job_still_runs_via_basic_and_the_warning_is_logged_once(
+def test_without_blmove_the_job_still_runs_via_basic_and_the_warning_is_logged_once(
     redis_server_factory: RedisServerFactory, keys: KeySchema, make_job: MakeJob,
-    caplog: pytest.LogCaptureFixture, queues: list[str],
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
+    queues = ["a"]
     server = redis_server_factory(appendonly=False, extra_args=[
         "--rename-command", "LMOVE", "", "--rename-command", "BLMOVE", ""])
     client = redis.Redis.from_url(server.url)
@@ -199,3 +199,28 @@ def test_close_ends_a_wait_on_paused_queues_at_once(
     thread.join(10)
 
     assert results == [[]]
+
+
+def test_the_batch_fetch_script_needs_no_lmove(
+    redis_server_factory: RedisServerFactory, keys: KeySchema, make_job: MakeJob,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Several queues are served by one script using LRANGE/LPUSH/LTRIM, not LMOVE."""
+    server = redis_server_factory(appendonly=False, extra_args=[
+        "--rename-command", "LMOVE", "", "--rename-command", "BLMOVE", ""])
+    client = redis.Redis.from_url(server.url)
+    broker = RedisBroker(client, keys)
+    first, second = make_job("a"), make_job("b")
+    broker.store([("a", first), ("b", second)], [])
+    fetcher = ReliableFetcher(broker, IDENTITY, idle_max_interval=0.2)
+
+    with caplog.at_level(logging.WARNING):
+        fetched = fetcher.fetch(["a", "b"], 1.0, max_jobs=5)
+    held = fetcher.in_progress()
+    fetcher.close()
+    client.close()
+
+    assert sorted(w.raw for w in fetched) == sorted([first, second])
+    assert (fetcher.mode, fetcher.reliable) == ("reliable", True)
+    assert sorted(held) == sorted([first, second])
+    assert FALLBACK_WARNING not in caplog.text

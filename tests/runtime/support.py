@@ -6,7 +6,7 @@ import json
 import subprocess
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import redis
 
@@ -61,8 +61,8 @@ def jids_on(client: redis.Redis, key: str) -> list[str]:
 
 def sorted_set_jobs(client: redis.Redis, key: str) -> list[tuple[dict[str, Any], float]]:
     """Every entry of a sorted set, parsed, with its score, lowest score first."""
-    return [(json.loads(raw), score) for raw, score in client.zrange(key, 0, -1,
-                                                                      withscores=True)]
+    entries = cast(list[tuple[bytes, float]], client.zrange(key, 0, -1, withscores=True))
+    return [(json.loads(raw), score) for raw, score in entries]
 
 
 def cogworker_cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:

@@ -1,20 +1,24 @@
 """``cogworker stats|queues|retry|dead`` with ``--json`` on what a real worker left behind,
-and a retried job that runs again."""
+and a retried job that runs again. The commands run in this process through click (they
+are short-lived clients; starting an interpreter for each would only add seconds)."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 import redis
+from click.testing import CliRunner, Result
 
+from cogworker.cli import cli
 from cogworker.core.payload import new_jid
 from cogworker.redis.keys import KeySchema
 from helpers.workers import Ledger, wait_until
 from runtime.conftest import StartWorker
-from runtime.support import APP_HEADER, cogworker_cli, payload, push_raw
+from runtime.support import APP_HEADER, payload, push_raw
 
 pytestmark = pytest.mark.slow
 
@@ -49,21 +53,34 @@ Admin = Callable[..., Any]
 
 
 @pytest.fixture
-def admin(redis_url: str, namespace: str) -> Admin:
-    """``admin("retry", "list")``: the command's JSON output (it must exit 0)."""
+def command(redis_url: str, namespace: str, tmp_path: Path,
+            monkeypatch: pytest.MonkeyPatch) -> Callable[..., Result]:
+    """``command("dead", "list")``: run it on this test's Redis and namespace."""
+    monkeypatch.chdir(tmp_path)  # no project config file is picked up
+    runner = CliRunner()
+
+    def run(*args: str) -> Result:
+        return runner.invoke(cli, [*args, "--redis-url", redis_url, "--namespace", namespace],
+                             catch_exceptions=False)
+
+    return run
+
+
+@pytest.fixture
+def admin(command: Callable[..., Result]) -> Admin:
+    """``admin("retry", "list")``: the command's ``--json`` output (it must exit 0)."""
 
     def run(*args: str) -> Any:
-        done = cogworker_cli(*args, "--json", "--redis-url", redis_url, "--namespace",
-                             namespace)
-        assert done.returncode == 0, done.stderr
-        return json.loads(done.stdout)
+        result = command(*args, "--json")
+        assert result.exit_code == 0, result.output
+        return json.loads(result.stdout)
 
     return run
 
 
 def test_admin_commands_on_state_a_worker_produced(
     start_worker: StartWorker, admin: Admin, ledger: Ledger, redis_client: redis.Redis,
-    keys: KeySchema, redis_url: str, namespace: str,
+    keys: KeySchema, command: Callable[..., Result],
 ) -> None:
     works, later, doomed = ([new_jid() for _ in range(count)] for count in (3, 2, 2))
     push_raw(redis_client, keys, "default", *(payload("Work", [], "default", j) for j in works),
@@ -96,11 +113,10 @@ def test_admin_commands_on_state_a_worker_produced(
     assert admin("dead", "retry", doomed[0]) == {"moved": 1}
     assert admin("dead", "delete", "--all") == {"deleted": 1}
     assert admin("dead", "list") == []
-    queues = {q["name"]: q["size"] for q in admin("queues")}
-    assert queues == {"default": 1, "mail": 1}
-    unknown = cogworker_cli("dead", "retry", doomed[1], "--redis-url", redis_url,
-                            "--namespace", namespace)
-    assert unknown.returncode == 1
+    sizes = {q["name"]: q["size"] for q in admin("queues")}
+    assert sizes == {"default": 1, "mail": 1}
+    unknown = command("dead", "retry", doomed[1])
+    assert unknown.exit_code == 1
     assert f"no job with jid {doomed[1]!r} in the dead set" in unknown.stderr
 
     # The jobs put back run again on the next worker, with their failure count kept.

@@ -3,8 +3,6 @@ content, and the jobs behind them still run."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 import redis
 
@@ -12,7 +10,7 @@ from cogworker.core.payload import new_jid
 from cogworker.redis.keys import KeySchema
 from helpers.workers import Ledger, wait_until
 from runtime.conftest import StartWorker
-from runtime.support import WORK_JOBS, payload, push_raw
+from runtime.support import WORK_JOBS, payload, push_raw, sorted_set_jobs
 
 pytestmark = pytest.mark.slow
 
@@ -39,7 +37,7 @@ def test_garbage_is_buried_in_dead_and_the_jobs_behind_it_run(
     log = worker.output()
 
     assert [event.jid for event in ledger.events("ran")] == good
-    buried = [json.loads(raw) for raw in redis_client.zrange(keys.dead, 0, -1)]
+    buried = [entry for entry, _ in sorted_set_jobs(redis_client, keys.dead)]
     # The content is kept, scrubbed to valid UTF-8 (an invalid byte becomes U+FFFD).
     by_bytes = {entry["raw_payload"].encode(): entry for entry in buried}
     assert len(buried) == len(GARBAGE)

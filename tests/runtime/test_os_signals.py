@@ -9,7 +9,7 @@ import time
 import pytest
 import redis
 
-from cogworker.api import ProcessSet
+from cogworker.api import ProcessSet, WorkSet
 from cogworker.app import App
 from cogworker.core.payload import new_jid
 from cogworker.redis.keys import KeySchema
@@ -34,6 +34,10 @@ def test_ttin_dumps_the_running_jobs_stack_and_tstp_lets_it_finish_but_fetches_n
     slow = new_jid()
     push_raw(redis_client, keys, "default", payload("Slow", [3], "default", slow))
     wait_until(lambda: ledger.count("start") == 1, 10, worker.output)
+    # While it runs, the workers hash shows it (what `cogworker stats` counts as busy).
+    wait_until(lambda: WorkSet(pusher).size() == 1, 10, worker.output)
+    [(owner, _tid, work)] = list(WorkSet(pusher))
+    assert (owner, work.queue, work.job["jid"]) == (identity, "default", slow)
 
     worker.signal(signal.SIGTTIN)
     worker.wait_for_output("thread dump:", 10)

@@ -54,6 +54,11 @@ def test_quiet_resume_and_stop_one_process_by_identity(
     worker = start_worker(WORK_JOBS, "-c", "2")
     identity = identity_of(worker)
     wait_until(lambda: listening(redis_client, keys, identity), 10, worker.output)
+    [info] = json.loads(ctl("list", "--json").stdout)
+    assert (info["identity"], info["pid"], info["concurrency"], info["queues"],
+            info["busy"], info["quiet"]) == (identity, worker.pid, 2, ["default"], 0, False)
+    assert info["hostname"] == identity.rsplit(":", 2)[0]
+    assert info["started_at"] > 0 and info["rss_kb"] > 0
 
     quiet = ctl("quiet", identity)
     assert (quiet.returncode, quiet.stdout.strip()) == (0, "sent quiet to 1 process"), quiet
@@ -91,8 +96,7 @@ def test_all_reaches_every_live_process(
 ) -> None:
     workers = [start_worker(WORK_JOBS, "-c", "1") for _ in range(2)]
     identities = sorted(identity_of(worker) for worker in workers)
-    for identity in identities:
-        wait_until(lambda identity=identity: listening(redis_client, keys, identity), 10)
+    wait_until(lambda: all(listening(redis_client, keys, i) for i in identities), 10)
 
     quiet = json.loads(ctl("quiet", "--all", "--json").stdout)
     assert quiet == {"signal": "quiet", "signalled": 2, "processes": quiet["processes"],

@@ -7,6 +7,7 @@ import math
 import pytest
 import redis
 
+from cogworker.api import Stats
 from cogworker.app import App
 from cogworker.redis.keys import KeySchema
 from helpers.workers import Ledger, wait_until
@@ -49,6 +50,8 @@ def test_a_thousand_jobs_each_run_once_and_the_heavier_queue_drains_first(
     # Both queues are full before the worker starts, so every fetch has the choice.
     high = pusher.push_bulk(work, [[n] for n in range(PER_QUEUE)], queue="high")
     low = pusher.push_bulk(work, [[n] for n in range(PER_QUEUE)], queue="low")
+    pushed = [jid for jid in [*high, *low] if jid is not None]
+    assert len(pushed) == 2 * PER_QUEUE
     worker = start_worker(WORK_JOBS, "-q", "high,3", "-q", "low", "-c", "5")
 
     wait_until(lambda: ledger.count("ran") >= 2 * PER_QUEUE, 60,
@@ -57,7 +60,7 @@ def test_a_thousand_jobs_each_run_once_and_the_heavier_queue_drains_first(
     assert worker.stop() == 0, worker.output()[-3000:]
 
     runs = ledger.events("ran")
-    assert sorted(event.jid for event in runs) == sorted([*high, *low])  # each exactly once
+    assert sorted(event.jid for event in runs) == sorted(pushed)  # each exactly once
     assert redis_client.llen(keys.queue("high")) == redis_client.llen(keys.queue("low")) == 0
     position = {"high": [], "low": []}  # type: dict[str, list[int]]
     for index, event in enumerate(runs):
@@ -67,3 +70,9 @@ def test_a_thousand_jobs_each_run_once_and_the_heavier_queue_drains_first(
     # earlier: z lands around 18. Without any preference z would exceed 5 with a
     # probability below one in three million, so this neither flakes nor passes by luck.
     assert rank_sum_z(position["high"], position["low"]) > 5
+    stats = Stats(pusher)
+    assert (stats.processed, stats.failed) == (2 * PER_QUEUE, 0)
+    # The hourly throughput sums to the same (the run may straddle an hour boundary).
+    hours = stats.throughput(hours=2)
+    assert sum(point["processed"] for point in hours) == 2 * PER_QUEUE
+    assert worker.output().count("done: Work jid=") == 2 * PER_QUEUE

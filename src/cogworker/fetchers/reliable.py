@@ -153,6 +153,11 @@ class ReliableFetcher:
             self._wakeups.wait(min(remaining, self.idle_max_interval))
 
     def _fetch_one_queue(self, queue: str, timeout: float, max_jobs: int) -> list[UnitOfWork]:
+        if max_jobs > 1:
+            # Under load, one round trip takes a whole batch; block only when it finds none.
+            works = self._take([queue], max_jobs)
+            if works:
+                return works
         keys = self._backend.keys
         with translate_errors():
             # redis-py types the timeout as int; servers take fractions since 6.0
@@ -162,10 +167,7 @@ class ReliableFetcher:
             )
         if raw is None:
             return []
-        works = [UnitOfWork(queue, text(raw))]
-        if max_jobs > 1:
-            works += self._take([queue], max_jobs - 1)
-        return works
+        return [UnitOfWork(queue, text(raw))]
 
     def _take(self, order: Sequence[str], max_jobs: int) -> list[UnitOfWork]:
         """One round trip: move up to ``max_jobs`` jobs, trying queues in ``order``."""

@@ -19,6 +19,7 @@ from cogworker.core.errors import JobFailedError, JobOrphanedError
 from cogworker.core.outage import OutageLog
 from cogworker.core.payload import Payload, decode, dumps
 from cogworker.redis.filing import unsettled_record
+from cogworker.worker.acker import AckBatcher
 from cogworker.worker.async_runner import AsyncRunner
 from cogworker.worker.death import notify_death, release_job_locks
 from cogworker.worker.executor import GIVE_BACK, JobRunner
@@ -44,6 +45,7 @@ class Manager:
         self.stats = StatsBuffer(app.broker, outages)
         self.async_runner = AsyncRunner()
         self.settler = Settler(app, fetcher)
+        self.acker: AckBatcher | None = None
         self.runner: JobRunner | None = None
         self._threads: list[threading.Thread] = []
         self._quiet = threading.Event()
@@ -61,6 +63,8 @@ class Manager:
     # control --------------------------------------------------------------------------------
     def start(self) -> None:
         self.runner = JobRunner(self.app, self.outages, self.stats, self.async_runner)
+        self.acker = AckBatcher(self.settler)
+        self.settler.batch_acks = self.acker.submit
         for _ in range(self.app.settings.concurrency):
             tid = secrets.token_hex(6)
             thread = threading.Thread(target=self._loop, args=(tid,), daemon=True,
@@ -206,6 +210,9 @@ class Manager:
             if thread.is_alive() and not self._thread_busy(thread):
                 thread.join(max(grace - time.monotonic(), 0))
         self._give_back_prefetched()
+        if self.acker is not None:
+            self.settler.batch_acks = None  # a job finishing from now on acks by itself
+            self.acker.stop()  # every finished job's ack is written before anything requeues
         requeued = self._requeue_unfinished()
         self.stats.flush()
         self.async_runner.close()
@@ -263,6 +270,8 @@ class Manager:
             return
         with self._lock:
             running = set(self._running) | {w.raw for w in self._prefetched}
+        if self.acker is not None:
+            running |= self.acker.pending_raws()
         pending = set(self.settler.snapshot())
         strays = {raw for raw in in_progress() if raw not in running and raw not in pending}
         for raw in strays & self._previous_strays:

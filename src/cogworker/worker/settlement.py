@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -44,15 +45,19 @@ class Settler:
         self.fetcher = fetcher
         self.pending: dict[str, Pending] = {}
         self._lock = threading.Lock()
+        self.batch_acks: Callable[[UnitOfWork], None] | None = None
+        """When set (by the manager's ack batcher), plain acks are handed to it."""
 
     def settle(self, work: UnitOfWork, settlement: Settlement) -> None:
         if settlement.kind == "give_back":
             self.give_back(work)
         elif settlement.kind == "interrupt" and settlement.failure is not None:
             self._interrupt(work, *settlement.failure)
+        elif settlement.died is None and self.batch_acks is not None:
+            self.batch_acks(work)
         else:
             self.acknowledge(work)
-            if settlement.died is not None:
+            if settlement.died is not None:  # hooks run after the ack, never before
                 notify_death(self.app, *settlement.died)
 
     def give_back(self, work: UnitOfWork) -> None:
@@ -62,19 +67,25 @@ class Settler:
             logger.error("couldn't hand back %s (left in progress): %s", _jid(work), exc)
 
     def acknowledge(self, work: UnitOfWork) -> None:
+        self.acknowledge_many([work])
+
+    def acknowledge_many(self, works: Sequence[UnitOfWork]) -> None:
+        """One round trip for all; after 3 failed attempts each is remembered as pending."""
         for attempt in range(ACK_ATTEMPTS):
             try:
-                self.fetcher.acknowledge([work])
+                self.fetcher.acknowledge(works)
                 return
             except Exception as exc:
                 last = exc
                 if attempt < len(ACK_SLEEPS):
                     time.sleep(ACK_SLEEPS[attempt])
         with self._lock:
-            self.pending[work.raw] = Pending(work)
-        logger.error("couldn't acknowledge finished job jid=%s after %d attempts (will retry; "
-                     "it may run again if this process stops first): %s", _jid(work),
-                     ACK_ATTEMPTS, last)
+            for work in works:
+                self.pending[work.raw] = Pending(work)
+        for work in works:
+            logger.error("couldn't acknowledge finished job jid=%s after %d attempts (will "
+                         "retry; it may run again if this process stops first): %s",
+                         _jid(work), ACK_ATTEMPTS, last)
 
     def _interrupt(self, work: UnitOfWork, job: Payload, exc: BaseException,
                    decision: Any) -> None:

@@ -12,7 +12,7 @@ local removed = 0
 for i = 1, #ARGV do
   removed = removed + redis.call('LREM', KEYS[1], 1, ARGV[i])
 end
-for i = 2, #KEYS do
-  redis.call('DEL', KEYS[i])
+if #KEYS > 1 then
+  redis.call('DEL', unpack(KEYS, 2))  -- one command for every counter of the batch
 end
 return removed

@@ -1,0 +1,49 @@
+"""A worker started while Redis is down waits for it (its first heartbeat is retried) and
+fetches nothing until then; a TERM during that wait ends it cleanly."""
+
+from __future__ import annotations
+
+import signal
+
+import pytest
+import redis
+
+from cogworker.core.payload import new_jid
+from cogworker.redis.keys import KeySchema
+from helpers.redis_servers import RedisServerFactory
+from helpers.workers import Ledger, wait_until
+from runtime.conftest import STARTED, StartWorker, wait_exit, wait_started
+from runtime.support import WORK_JOBS, jids_on, payload, push_raw
+
+pytestmark = pytest.mark.slow
+
+
+def test_a_worker_waits_for_redis_and_a_term_meanwhile_exits_zero(
+    start_worker: StartWorker, redis_server_factory: RedisServerFactory, ledger: Ledger,
+    keys: KeySchema,
+) -> None:
+    server = redis_server_factory()  # AOF on: the queued job survives the stop
+    client = redis.Redis.from_url(server.url)
+    jid = new_jid()
+    push_raw(client, keys, "default", payload("Work", [1], "default", jid))
+    client.close()
+    server.stop()
+
+    early = start_worker(WORK_JOBS, url=server.url, wait=False)
+    early.wait_for_output("heartbeat: Redis unavailable", 20)
+    early.signal(signal.SIGTERM)
+    assert wait_exit(early, 20) == 0
+    assert "Received stop signal before startup completed" in early.output()
+    assert STARTED not in early.output()
+
+    waiting = start_worker(WORK_JOBS, url=server.url, wait=False)
+    waiting.wait_for_output("heartbeat: Redis unavailable", 20)
+    server.start()  # the worker notices by itself
+    wait_started(waiting)
+    wait_until(lambda: ledger.count("ran") == 1, 20, waiting.output)
+    assert waiting.stop() == 0
+    assert [event.jid for event in ledger.events("ran")] == [jid]
+    assert "heartbeat: Redis available again" in waiting.output()
+    client = redis.Redis.from_url(server.url)
+    assert jids_on(client, keys.queue("default")) == []
+    client.close()
