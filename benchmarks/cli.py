@@ -19,6 +19,8 @@ from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
 
+import psutil
+
 from benchmarks import report
 from benchmarks.environment import BenchEnvironment, repository_root
 from benchmarks.measure import RunFailedError, RunPlan, run_once
@@ -97,12 +99,15 @@ def _measure(options: argparse.Namespace, env: BenchEnvironment,
 
 def _header(options: argparse.Namespace, env: BenchEnvironment, argv: Sequence[str]) -> str:
     delay = f"{options.delay_ms:g} ms each way (proxy)" if options.delay_ms else "none"
+    command = shlex.join(["python", "-m", "benchmarks", *argv])
+    memory = psutil.virtual_memory().total / 2**30
     return "\n".join([
-        f"Command: `python -m benchmarks {shlex.join(argv)}`",
-        f"Machine: {platform.processor() or platform.machine()}, {_cpu_model()}, "
-        f"{_cpu_count()} CPUs, {platform.system()} {platform.release()}",
-        f"Python {platform.python_version()}, Redis {env.redis_version()}; "
-        f"N = {options.n:,} jobs, {options.runs} run(s) each, network delay: {delay}",
+        f"Command: `{command}`",
+        f"Machine: {_cpu_model()} ({platform.machine()}), {_cpu_count()} CPUs, "
+        f"{memory:.0f} GiB RAM, {platform.system()} {platform.release()}",
+        f"Python {platform.python_version()}, Redis {env.redis_version()}, "
+        f"redis-py {metadata.version('redis')}; N = {options.n:,} jobs, {options.runs} "
+        f"run(s) each, network delay: {delay}",
         "",
         "Cells: median [min-max] over the runs (ratio to cogworker-reliable's median).",
     ])

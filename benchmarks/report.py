@@ -139,7 +139,8 @@ def render_targets(runs: Sequence[SystemRuns], baseline: str) -> str:
             continue
         met = value >= limit if at_least else value <= limit
         sign = "≥" if at_least else "≤"
-        lines.append(f"- {label}: {value:,.2f}{unit} (target {sign} {limit:,}{unit}): "
+        shown = f"{value:,.0f}" if unit == " jobs/s" else f"{value:,.2f}"
+        lines.append(f"- {label}: {shown}{unit} (target {sign} {limit:,}{unit}): "
                      f"{'met' if met else 'NOT met'}")
     return "\n".join(lines)
 
