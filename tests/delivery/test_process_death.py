@@ -65,7 +65,8 @@ def test_a_killed_workers_jobs_are_recovered_by_the_survivor_within_the_bound(
     bound = (_setting("heartbeat_ttl") + _setting("orphan_threshold")
              + _setting("orphan_check_interval"))
     jitter = 1.2 * _setting("poll_interval")  # orphan checks run at jittered polls
-    print(f"\nkill with no restart: {len(in_flight)} jobs in flight; last beat "
+    print(f"\nkill with no restart: {len(in_flight)} jobs in flight; last-beat stamp (whole "
+          f"seconds, Redis clock) "
           f"{kill.at - last_beat:.2f} s before the kill; in-progress list requeued "
           f"{requeued_after:.2f} s after the kill; those jobs restarted on the survivor "
           f"{min(restarts):.2f} to {max(restarts):.2f} s after it (bound heartbeat_ttl + "

@@ -8,8 +8,7 @@ is killed after the test if it is still running.
 
 from __future__ import annotations
 
-import subprocess
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,10 +16,7 @@ import redis
 
 from cogworker.app import App
 from helpers.workers import Ledger, WorkerProcess, write_app
-
-StartWorker = Callable[..., WorkerProcess]
-
-STARTED = " started identity="
+from runtime.support import StartWorker, wait_started
 
 
 @pytest.fixture
@@ -31,19 +27,19 @@ def ledger(tmp_path: Path) -> Ledger:
 @pytest.fixture
 def start_worker(tmp_path: Path, redis_url: str, namespace: str, ledger: Ledger,
                  redis_client: redis.Redis) -> Iterator[StartWorker]:
-    """``start_worker(body, *args, url=None, wait=True)``: a running worker process.
+    """``start_worker(body, *args, url=None, wait=True, env=None)``: a worker process.
 
     Depends on ``redis_client`` so the namespace is deleted after the test.
     """
     workers: list[WorkerProcess] = []
 
     def start(body: str, *args: str, url: str | None = None, wait: bool = True,
-              ) -> WorkerProcess:
+              env: dict[str, str] | None = None) -> WorkerProcess:
         write_app(tmp_path, body)
         worker = WorkerProcess(
             tmp_path, "jobapp:app",
             ["--redis-url", url or redis_url, "--namespace", namespace, *args],
-            env={"COGWORKER_TEST_LEDGER": str(ledger.path)},
+            env={"COGWORKER_TEST_LEDGER": str(ledger.path), **(env or {})},
         )
         workers.append(worker.start())
         if wait:
@@ -55,38 +51,9 @@ def start_worker(tmp_path: Path, redis_url: str, namespace: str, ledger: Ledger,
         worker.close()
 
 
-def wait_started(worker: WorkerProcess) -> None:
-    """Wait for the start-up line; fails with the log if the process exits first."""
-    from helpers.workers import wait_until
-
-    assert worker.process is not None
-    process = worker.process
-    wait_until(lambda: STARTED in worker.output() or process.poll() is not None, 30,
-               lambda: f"the worker never started:\n{worker.output()[-3000:]}")
-    assert process.poll() is None, f"the worker exited:\n{worker.output()[-3000:]}"
-
-
 @pytest.fixture
 def pusher(redis_url: str, namespace: str) -> Iterator[App]:
     """An App in the test process on the same Redis and namespace, to push jobs with."""
     app = App(redis_url=redis_url, namespace=namespace)
     yield app
     app.close()
-
-
-def identity_of(worker: WorkerProcess) -> str:
-    """The identity from the worker's start-up line."""
-    for line in worker.output().splitlines():
-        if STARTED in line:
-            return line.split(STARTED, 1)[1].split()[0]
-    raise AssertionError(f"no start-up line in the worker log:\n{worker.output()[-3000:]}")
-
-
-def wait_exit(worker: WorkerProcess, timeout: float = 30.0) -> int:
-    """Wait for the worker to exit by itself (no signal sent); returns its exit status."""
-    assert worker.process is not None
-    try:
-        return worker.process.wait(timeout)
-    except subprocess.TimeoutExpired as exc:
-        raise AssertionError(
-            f"the worker did not exit in {timeout}s:\n{worker.output()[-3000:]}") from exc

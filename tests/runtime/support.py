@@ -5,12 +5,18 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, cast
 
 import redis
 
 from cogworker.redis.keys import KeySchema
+from helpers.workers import WorkerProcess, wait_until
+
+StartWorker = Callable[..., WorkerProcess]
+"""The ``start_worker`` fixture: ``start_worker(app_body, *cli_args, url=, wait=, env=)``."""
+
+STARTED = " started identity="
 
 # Fast intervals, so that retries, heartbeats and remote control show up in a second.
 APP_HEADER = """
@@ -69,3 +75,30 @@ def cogworker_cli(*args: str, timeout: float = 60) -> subprocess.CompletedProces
     """Run ``python -m cogworker ARGS`` in a fresh interpreter; never raises on exit status."""
     return subprocess.run([sys.executable, "-m", "cogworker", *args], capture_output=True,
                           text=True, timeout=timeout, check=False)
+
+
+def wait_started(worker: WorkerProcess) -> None:
+    """Wait for the start-up line; fails with the log if the process exits first."""
+    assert worker.process is not None
+    process = worker.process
+    wait_until(lambda: STARTED in worker.output() or process.poll() is not None, 30,
+               lambda: f"the worker never started:\n{worker.output()[-3000:]}")
+    assert process.poll() is None, f"the worker exited:\n{worker.output()[-3000:]}"
+
+
+def identity_of(worker: WorkerProcess) -> str:
+    """The identity from the worker's start-up line."""
+    for line in worker.output().splitlines():
+        if STARTED in line:
+            return line.split(STARTED, 1)[1].split()[0]
+    raise AssertionError(f"no start-up line in the worker log:\n{worker.output()[-3000:]}")
+
+
+def wait_exit(worker: WorkerProcess, timeout: float = 30.0) -> int:
+    """Wait for the worker to exit by itself (no signal sent); returns its exit status."""
+    assert worker.process is not None
+    try:
+        return worker.process.wait(timeout)
+    except subprocess.TimeoutExpired as exc:
+        raise AssertionError(
+            f"the worker did not exit in {timeout}s:\n{worker.output()[-3000:]}") from exc

@@ -17,8 +17,7 @@ from cogworker.cli import cli
 from cogworker.core.payload import new_jid
 from cogworker.redis.keys import KeySchema
 from helpers.workers import Ledger, wait_until
-from runtime.conftest import StartWorker
-from runtime.support import APP_HEADER, payload, push_raw
+from runtime.support import APP_HEADER, StartWorker, payload, push_raw
 
 pytestmark = pytest.mark.slow
 

@@ -11,8 +11,15 @@ import redis
 from cogworker.core.payload import new_jid
 from cogworker.redis.keys import KeySchema
 from helpers.workers import Event, Ledger, wait_until
-from runtime.conftest import StartWorker, wait_exit
-from runtime.support import APP_HEADER, jids_on, payload, push_raw, sorted_set_jobs
+from runtime.support import (
+    APP_HEADER,
+    StartWorker,
+    jids_on,
+    payload,
+    push_raw,
+    sorted_set_jobs,
+    wait_exit,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -68,8 +75,8 @@ def test_async_and_sync_jobs_share_the_processor_slots(
     naps, dozes = [new_jid() for _ in range(4)], [new_jid() for _ in range(2)]
     broken = new_jid()
     push_raw(redis_client, keys, "default",
-             *(payload("Nap", [0.4], "default", jid) for jid in naps),
-             *(payload("Doze", [0.4], "default", jid) for jid in dozes),
+             *(payload("Nap", [0.8], "default", jid) for jid in naps),
+             *(payload("Doze", [0.8], "default", jid) for jid in dozes),
              payload("Broken", [], "default", broken, retry=False))
     worker = start_worker(MIXED_JOBS, "-c", "2")
 

@@ -17,6 +17,16 @@ pytestmark = pytest.mark.slow
 NOWHERE = "redis://127.0.0.1:1/0"
 
 
+@pytest.fixture
+def in_app_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The working directory holds the app module ``jobapp`` (and nothing else)."""
+    write_app(tmp_path, WORK_JOBS)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    monkeypatch.setenv("COGWORKER_TEST_LEDGER", str(tmp_path / "unused.sqlite"))
+    return tmp_path
+
+
 @pytest.mark.parametrize(("args", "reason"), [
     (("-c", "abc"), "Invalid value for '-c' / '--concurrency': 'abc' is not a valid integer"),
     (("-c", "0"), "setting 'concurrency' has an invalid value 0 (from --concurrency): "
@@ -31,16 +41,13 @@ NOWHERE = "redis://127.0.0.1:1/0"
                                "Did you mean 'reliable'?"),
     (("--plugin", "no:basik"), "no cogworker plugin named 'basik' is installed. "
                                "Did you mean 'basic'?"),
+    (("-L", "no-such-folder/worker.log"), "cannot open the log file no-such-folder/worker.log "
+                                          "for appending (No such file or directory)"),
 ], ids=["c-abc", "c-0", "q-empty", "q-weight", "t-negative", "plugin-unknown",
-        "plugin-typo", "plugin-no-typo"])
-def test_a_bad_setting_exits_2_with_one_line_naming_it(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: tuple[str, ...], reason: str,
-) -> None:
-    write_app(tmp_path, WORK_JOBS)
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
-    monkeypatch.setenv("COGWORKER_TEST_LEDGER", str(tmp_path / "unused.sqlite"))
-
+        "plugin-typo", "plugin-no-typo", "logfile"])
+@pytest.mark.usefixtures("in_app_dir")
+def test_a_bad_setting_exits_2_with_one_line_naming_it(args: tuple[str, ...],
+                                                       reason: str) -> None:
     done = cogworker_cli("run", "-A", "jobapp:app", "--redis-url", NOWHERE, *args,
                          timeout=30)
 
@@ -49,3 +56,16 @@ def test_a_bad_setting_exits_2_with_one_line_naming_it(
     assert reason in error
     assert "Traceback" not in done.stderr
     assert done.stdout == ""
+
+
+@pytest.mark.usefixtures("in_app_dir")
+def test_a_bad_plugin_from_the_environment_is_a_usage_error_too(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("COGWORKER_PLUGINS", "uniqe")
+
+    done = cogworker_cli("run", "-A", "jobapp:app", "--redis-url", NOWHERE, timeout=30)
+
+    assert done.returncode == 2, done.stderr
+    assert "no cogworker plugin named 'uniqe' is installed. Did you mean 'unique'?" in (
+        done.stderr)

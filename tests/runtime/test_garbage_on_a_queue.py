@@ -9,8 +9,7 @@ import redis
 from cogworker.core.payload import new_jid
 from cogworker.redis.keys import KeySchema
 from helpers.workers import Ledger, wait_until
-from runtime.conftest import StartWorker
-from runtime.support import WORK_JOBS, payload, push_raw, sorted_set_jobs
+from runtime.support import WORK_JOBS, StartWorker, payload, push_raw, sorted_set_jobs
 
 pytestmark = pytest.mark.slow
 

@@ -11,8 +11,15 @@ import redis
 from cogworker.core.payload import new_jid
 from cogworker.redis.keys import KeySchema
 from helpers.workers import Ledger, wait_until
-from runtime.conftest import StartWorker, identity_of, wait_exit
-from runtime.support import WORK_JOBS, jids_on, payload, push_raw
+from runtime.support import (
+    WORK_JOBS,
+    StartWorker,
+    identity_of,
+    jids_on,
+    payload,
+    push_raw,
+    wait_exit,
+)
 
 pytestmark = pytest.mark.slow
 

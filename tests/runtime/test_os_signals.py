@@ -14,8 +14,7 @@ from cogworker.app import App
 from cogworker.core.payload import new_jid
 from cogworker.redis.keys import KeySchema
 from helpers.workers import Ledger, wait_until
-from runtime.conftest import StartWorker, identity_of
-from runtime.support import WORK_JOBS, payload, push_raw
+from runtime.support import WORK_JOBS, StartWorker, identity_of, payload, push_raw
 
 pytestmark = [
     pytest.mark.slow,

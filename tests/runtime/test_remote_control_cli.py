@@ -15,8 +15,15 @@ from cogworker.app import App
 from cogworker.core.payload import new_jid
 from cogworker.redis.keys import KeySchema
 from helpers.workers import Ledger, wait_until
-from runtime.conftest import StartWorker, identity_of, wait_exit
-from runtime.support import WORK_JOBS, cogworker_cli, payload, push_raw
+from runtime.support import (
+    WORK_JOBS,
+    StartWorker,
+    cogworker_cli,
+    identity_of,
+    payload,
+    push_raw,
+    wait_exit,
+)
 
 pytestmark = pytest.mark.slow
 

@@ -4,6 +4,7 @@ outcomes (seconds, kill, discard, a bad answer), ``retries_exhausted`` and death
 from __future__ import annotations
 
 import re
+import time
 
 import pytest
 import redis
@@ -11,8 +12,7 @@ import redis
 from cogworker.core.payload import new_jid
 from cogworker.redis.keys import KeySchema
 from helpers.workers import Ledger, wait_until
-from runtime.conftest import StartWorker
-from runtime.support import APP_HEADER, payload, push_raw, sorted_set_jobs
+from runtime.support import APP_HEADER, StartWorker, payload, push_raw, sorted_set_jobs
 
 pytestmark = pytest.mark.slow
 
@@ -66,6 +66,12 @@ class Discarded(Failing):
 
     def retries_exhausted(self, job, exc):
         record(job["jid"], "Discarded", "exhausted")
+
+
+@app.job(name="Punctual")
+class Punctual(cogworker.Job):
+    def perform(self):
+        record(self.jid, "Punctual", "ran", time.time() - self.job["at"])
 
 
 @app.job(name="Confused")
@@ -137,3 +143,29 @@ def test_failures_are_retried_killed_discarded_and_mourned(
     assert log.count("death handler <function broken_handler") == 2
     assert "retries_exhausted failed for jid=" + jid["Killed"] in log
     assert redis_client.get(keys.stats_failed) == b"7"
+
+
+def test_the_dead_set_is_capped_and_scheduled_jobs_run_when_due(
+    start_worker: StartWorker, ledger: Ledger, redis_client: redis.Redis, keys: KeySchema,
+) -> None:
+    doomed = [new_jid() for _ in range(5)]
+    push_raw(redis_client, keys, "default", *(payload("Backoff", [], "default", jid,
+                                                      retry=False) for jid in doomed))
+    scheduled = new_jid()
+    due = time.time() + 1
+    redis_client.zadd(keys.schedule, {payload("Punctual", [], "default", scheduled,
+                                              at=due): due})
+    worker = start_worker(FAILING_JOBS, "-c", "1", env={"COGWORKER_DEAD_MAX_JOBS": "3"})
+
+    wait_until(lambda: ledger.count("attempt") == 5 and ledger.count("ran") == 1, 20,
+               lambda: worker.output()[-3000:])
+    assert worker.stop() == 0
+
+    # Five died one after the other; the cap keeps the three most recent.
+    died = [event.jid for event in ledger.events("death_handler")]
+    assert sorted(died) == sorted(doomed)
+    assert [job["jid"] for job, _ in sorted_set_jobs(redis_client, keys.dead)] == died[2:]
+    [ran] = ledger.events("ran")
+    assert ran.jid == scheduled
+    assert float(ran.detail) >= 0  # not before it was due
+    assert redis_client.zcard(keys.schedule) == 0

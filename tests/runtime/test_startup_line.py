@@ -12,8 +12,7 @@ from cogworker.core.payload import new_jid
 from cogworker.redis.keys import KeySchema
 from helpers.redis_servers import RedisServerFactory
 from helpers.workers import Ledger, wait_until
-from runtime.conftest import STARTED, StartWorker
-from runtime.support import WORK_JOBS, payload, push_raw
+from runtime.support import STARTED, WORK_JOBS, StartWorker, payload, push_raw
 
 pytestmark = pytest.mark.slow
 

@@ -12,8 +12,16 @@ from cogworker.core.payload import new_jid
 from cogworker.redis.keys import KeySchema
 from helpers.redis_servers import RedisServerFactory
 from helpers.workers import Ledger, wait_until
-from runtime.conftest import STARTED, StartWorker, wait_exit, wait_started
-from runtime.support import WORK_JOBS, jids_on, payload, push_raw
+from runtime.support import (
+    STARTED,
+    WORK_JOBS,
+    StartWorker,
+    jids_on,
+    payload,
+    push_raw,
+    wait_exit,
+    wait_started,
+)
 
 pytestmark = pytest.mark.slow
 

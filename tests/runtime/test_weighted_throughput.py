@@ -11,10 +11,7 @@ from cogworker.api import Stats
 from cogworker.app import App
 from cogworker.redis.keys import KeySchema
 from helpers.workers import Ledger, wait_until
-from runtime.conftest import StartWorker
-from runtime.support import WORK_JOBS
-
-pytestmark = pytest.mark.slow
+from runtime.support import WORK_JOBS, StartWorker
 
 PER_QUEUE = 500
 
@@ -40,6 +37,7 @@ def test_rank_sum_z_sees_order_and_its_absence() -> None:
     assert rank_sum_z([1, 4, 5, 8], [2, 3, 6, 7]) == 0
 
 
+@pytest.mark.slow
 def test_a_thousand_jobs_each_run_once_and_the_heavier_queue_drains_first(
     start_worker: StartWorker, pusher: App, ledger: Ledger, redis_client: redis.Redis,
     keys: KeySchema,

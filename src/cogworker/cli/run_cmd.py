@@ -63,7 +63,12 @@ def run_command(
                      server=True)
     _activate_plugins(app)
     settings = app.settings
-    configure_logging(settings.log_level, settings.log_format, settings.logfile)
+    try:
+        configure_logging(settings.log_level, settings.log_format, settings.logfile)
+    except OSError as exc:
+        raise CogworkerUsageError(
+            f"cannot open the log file {settings.logfile} for appending ({exc.strerror}); "
+            "create its folder or set -L/--logfile to another path") from exc
     from cogworker.worker.launcher import Launcher
 
     sys.exit(Launcher(app).run())

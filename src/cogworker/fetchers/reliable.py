@@ -15,7 +15,7 @@ import logging
 import random
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Literal, Protocol, cast
 
 from cogworker.core.broker import SortedSetName, UnitOfWork
@@ -77,6 +77,9 @@ class ReliableFetcher:
         self._mode_lock = threading.Lock()
         self._resolved = False
         self._basic: BasicFetcher | None = None
+        self._list_used = False
+        """Set once a reliable fetch returned jobs: after a runtime fallback some of them
+        may still be held on the in-progress list, and must be settled there."""
         self._closed = threading.Event()
 
     # mode -------------------------------------------------------------------------------
@@ -128,10 +131,13 @@ class ReliableFetcher:
             basic = self._basic
             if basic is None:
                 try:
-                    return self._fetch_reliably(queues, timeout, max(max_jobs, 1))
+                    works = self._fetch_reliably(queues, timeout, max(max_jobs, 1))
                 except UnsupportedCommandError as exc:
                     with self._mode_lock:
                         basic = self._switch_to_basic(str(exc))
+                else:
+                    self._list_used = self._list_used or bool(works)
+                    return works
             return basic.fetch(queues, timeout, max_jobs)
 
     def _fetch_reliably(self, queues: Sequence[str], timeout: float,
@@ -180,20 +186,34 @@ class ReliableFetcher:
                 for i in range(0, len(flat), 2)]
 
     # settling (delegated to the in-progress list, or to basic after a fallback) ----------
+    # A job fetched reliably before a runtime fallback is still held on the list: it is
+    # settled there first (the list's operations are no-ops for jobs it does not hold).
+    def _held_first(self, on_list: Callable[[], bool], on_basic: Callable[[], bool]) -> bool:
+        if self._basic is None:
+            return on_list()
+        return (self._list_used and on_list()) or on_basic()
+
     def acknowledge(self, works: Sequence[UnitOfWork]) -> None:
         """Drop settled jobs (and their orphan counters) in one step; raises BrokerError."""
-        self._settler().acknowledge(works)
+        basic = self._basic
+        if basic is None or self._list_used:
+            self._list.acknowledge(works)
+        if basic is not None:
+            basic.acknowledge(works)
 
     def give_back(self, work: UnitOfWork) -> bool:
         """Requeue a held job that did not start at the head of its queue; False if it is
         no longer held."""
-        return self._settler().give_back(work)
+        return self._held_first(lambda: self._list.give_back(work),
+                                lambda: self._settler().give_back(work))
 
     def interrupt(self, work: UnitOfWork, set_name: SortedSetName, score: float,
                   record: str) -> bool:
         """File ``record`` in retry/dead and drop the held job atomically; False (and
         nothing written) if it is no longer held."""
-        return self._settler().interrupt(work, set_name, score, record)
+        return self._held_first(
+            lambda: self._list.interrupt(work, set_name, score, record),
+            lambda: self._settler().interrupt(work, set_name, score, record))
 
     def in_progress(self) -> list[str]:
         """The raws on this process's in-progress list, most recently fetched first."""
@@ -202,11 +222,18 @@ class ReliableFetcher:
     def park_unsettled(self, raw: str, record_json: str) -> bool:
         """Hand an unfiled failure to the unsettled list and drop the held job; False if
         it is no longer held."""
-        return self._settler().park_unsettled(raw, record_json)
+        return self._held_first(lambda: self._list.park_unsettled(raw, record_json),
+                                lambda: self._settler().park_unsettled(raw, record_json))
 
     def requeue_unfinished(self, finished: Sequence[str], keep: Sequence[str]) -> int:
         """Shutdown: drop ``finished``, keep ``keep``, requeue every other held job."""
-        return self._settler().requeue_unfinished(finished, keep)
+        basic = self._basic
+        if basic is None:
+            return self._list.requeue_unfinished(finished, keep)
+        held = self._list.in_progress() if self._list_used else []
+        requeued = self._list.requeue_unfinished(finished, keep) if held else 0
+        # basic requeues what its workers hash lists: not the jobs the list just handled
+        return requeued + basic.requeue_unfinished(finished, [*keep, *held])
 
     def close(self) -> None:
         """Stop the wake-up thread and end waits early; idempotent."""
