@@ -219,6 +219,13 @@ class ReliableFetcher:
         """The raws on this process's in-progress list, most recently fetched first."""
         return self._settler().in_progress()
 
+    def holds_listed_jobs(self) -> bool:
+        """True while jobs sit on the in-progress list, also after a runtime fallback, so
+        the heartbeat keeps stamping the last beat that protects them from recovery."""
+        if self._basic is None:
+            return self.reliable
+        return self._list_used and bool(self._list.in_progress())
+
     def park_unsettled(self, raw: str, record_json: str) -> bool:
         """Hand an unfiled failure to the unsettled list and drop the held job; False if
         it is no longer held."""

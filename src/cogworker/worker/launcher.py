@@ -99,10 +99,11 @@ class Launcher:
         self.fetcher = fetcher
         manager = self.manager = Manager(self.app, fetcher, self.outages)
         poller = self.poller = Poller(self.app, manager, self.outages, lambda: fetcher.reliable)
+        holds_listed_jobs = getattr(fetcher, "holds_listed_jobs", lambda: fetcher.reliable)
         # Built before the first beat: a bad cron entry fails start-up before any thread runs.
         ticker = self.ticker = Ticker(self.app, manager, self.outages, poller.ready_for_ticker)
         heartbeat = self.heartbeat = Heartbeat(
-            self.app, manager, self.outages, lambda: fetcher.reliable,
+            self.app, manager, self.outages, holds_listed_jobs,
             worker=self, on_stop=self.request_stop,
         )
         if not heartbeat.start(abort_if=self._stop_requested_during_startup):
