@@ -64,16 +64,20 @@ def test_store_pushes_one_job_in_one_round_trip(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     broker.ping()  # open the connection first: its handshake is not part of the store
+    warm_up = job()
+    broker.store([("default", warm_up)], [])  # loads the push script (NOSCRIPT path)
     raw = job()
     trips = RoundTrips(monkeypatch, broker.client)
     before = command_calls(redis_client)
     broker.store([("default", raw)], [])
     delta = calls_delta(before, command_calls(redis_client))
     assert trips.count == 1
-    assert delta["multi"] == 1
-    assert delta["exec"] == 1
+    assert delta["evalsha"] == 1
     assert delta["lpush"] == 1
-    assert redis_client.lrange(keys.queue("default"), 0, -1) == [raw.encode()]
+    assert delta["sadd"] == 1
+    assert delta["publish"] == 1
+    assert "multi" not in delta
+    assert redis_client.lrange(keys.queue("default"), 0, -1) == [raw.encode(), warm_up.encode()]
     assert redis_client.smembers(keys.queues) == {b"default"}
 
 

@@ -48,6 +48,15 @@ class Client:
 
     def __init__(self, app: App) -> None:
         self.app = app
+        self._plugin_chain: tuple[object, list[Any]] | None = None
+
+    def _chain(self) -> list[Any]:
+        """Plugin middleware (asked once per plugin set), then the app's own."""
+        hooks = self.app.hooks
+        cached = self._plugin_chain
+        if cached is None or cached[0] is not hooks:
+            cached = self._plugin_chain = (hooks, hooks.client_middleware(self.app))
+        return [*cached[1], *self.app.client_middleware]
 
     def _prepare(self, item: Mapping[str, Any]) -> Payload:
         job = normalize(item, now=self.app.clock())
@@ -62,9 +71,8 @@ class Client:
             return None
         ctx = PushContext(app=self.app, job=job, queue=job["queue"],
                           scheduled_at=job.get("at"))
-        chain = [*hooks.client_middleware(self.app), *self.app.client_middleware]
         try:
-            return run_chain(chain, ctx, lambda: innermost(ctx))
+            return run_chain(self._chain(), ctx, lambda: innermost(ctx))
         except BaseException:
             hooks.release_unique_lock(self.app, job, "push-failed")
             raise

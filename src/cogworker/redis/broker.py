@@ -64,13 +64,20 @@ class RedisBroker:
     # client side -------------------------------------------------------------------------
     def store(self, immediate: Sequence[tuple[str, str]],
               scheduled: Sequence[tuple[float, str]]) -> None:
-        """Push and schedule jobs in one MULTI/EXEC round trip (all or nothing).
+        """Push and schedule jobs in one round trip: one script for a single push, else
+        one MULTI/EXEC.
 
         Raws of one queue go in one LPUSH in the given order; fetchers pop from the right,
         so the first given is the first fetched. Each queue touched is registered and
         announced on the wake-up channel in the same transaction.
         """
         if not immediate and not scheduled:
+            return
+        if len(immediate) == 1 and not scheduled:
+            queue, raw = immediate[0]
+            self.scripts.run("cogworker.redis", "push",
+                             [self.keys.queues, self.keys.queue(queue)],
+                             [queue, self.keys.wakeup, raw])
             return
         by_queue: dict[str, list[str]] = {}
         for queue, raw in immediate:
