@@ -12,6 +12,7 @@ import os
 import platform
 import shlex
 import shutil
+import signal
 import sys
 import tempfile
 import time
@@ -140,6 +141,8 @@ def _write_json(path: Path, runs: Sequence[report.SystemRuns], header: str) -> N
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     options = _parse(arguments)
+    # SIGTERM unwinds like Ctrl-C, so workers, proxy and Redis are stopped on the way out.
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     work_dir = Path(tempfile.mkdtemp(prefix="cogworker-bench-"))
     failed = False
     try:

@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import os
+import signal
 import subprocess
+import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import psutil
 
+_PR_SET_PDEATHSIG = 1
 SAMPLE_INTERVAL = 0.05  # seconds between RSS samples
 STOP_TIMEOUT = 15.0
 
@@ -31,6 +37,7 @@ class WorkerProcess:
             self._process = subprocess.Popen(
                 self.argv, env=self.env, cwd=self.cwd, stdin=subprocess.DEVNULL,
                 stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                preexec_fn=_die_with_parent_hook(),  # noqa: PLW1509 -- only a prctl() call
             )
         self._sampler = threading.Thread(target=self._sample, name="rss-sampler", daemon=True)
         self._sampler.start()
@@ -91,3 +98,25 @@ def _family(pid: int) -> list[psutil.Process]:
         return [root, *root.children(recursive=True)]
     except psutil.NoSuchProcess:
         return []
+
+
+def _die_with_parent_hook() -> Callable[[], None] | None:
+    """On Linux, from the main thread: the kernel SIGTERMs the worker if the harness dies.
+
+    The worker runs in its own session (so a Ctrl-C reaches only the harness, which then
+    stops it in order); this keeps a killed harness from leaving it behind.
+    """
+    if not sys.platform.startswith("linux"):
+        return None
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    prctl = ctypes.CDLL(None, use_errno=True).prctl
+    parent = os.getpid()
+    sigterm = int(signal.SIGTERM)
+
+    def hook() -> None:
+        prctl(_PR_SET_PDEATHSIG, sigterm)
+        if os.getppid() != parent:  # the harness died before the call took effect
+            os._exit(1)
+
+    return hook

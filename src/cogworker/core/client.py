@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from cogworker.core.middleware import PushContext, run_chain
+from cogworker.core.middleware import ClientMiddleware, PushContext, run_chain
 from cogworker.core.payload import Payload, encode, normalize
 
 if TYPE_CHECKING:
@@ -48,9 +48,9 @@ class Client:
 
     def __init__(self, app: App) -> None:
         self.app = app
-        self._plugin_chain: tuple[object, list[Any]] | None = None
+        self._plugin_chain: tuple[object, list[ClientMiddleware]] | None = None
 
-    def _chain(self) -> list[Any]:
+    def _chain(self) -> list[ClientMiddleware]:
         """Plugin middleware (asked once per plugin set), then the app's own."""
         hooks = self.app.hooks
         cached = self._plugin_chain
