@@ -58,10 +58,11 @@ class Client:
             cached = self._plugin_chain = (hooks, hooks.client_middleware(self.app))
         return [*cached[1], *self.app.client_middleware]
 
-    def _prepare(self, item: Mapping[str, Any]) -> Payload:
-        job = normalize(item, now=self.app.clock())
+    def _prepare(self, item: Mapping[str, Any], *, check_options: bool) -> Payload:
+        job = normalize(item, now=self.app.clock())  # checks the arguments are JSON
         _check_at(job)
-        encode(job)  # a non-JSON option fails here, before any lock is taken
+        if check_options:
+            encode(job)  # a non-JSON option fails here, before any lock of the batch is taken
         return job
 
     def _through_chain(self, job: Payload, innermost: Dispatcher) -> str | None:
@@ -79,7 +80,8 @@ class Client:
 
     def push(self, item: Mapping[str, Any]) -> str | None:
         """Store one job; returns its jid, or None when a unique duplicate was skipped."""
-        job = self._prepare(item)
+        # A non-JSON option fails at dispatch; _through_chain then releases the unique lock.
+        job = self._prepare(item, check_options=False)
         return self._through_chain(job, self._dispatch_one)
 
     def _dispatch_one(self, ctx: PushContext) -> str | None:
@@ -93,7 +95,7 @@ class Client:
 
     def push_bulk(self, items: Sequence[Mapping[str, Any]]) -> list[str | None]:
         """Store many jobs with one round trip per :data:`BULK_BATCH` jobs."""
-        jobs = [self._prepare(item) for item in items]
+        jobs = [self._prepare(item, check_options=True) for item in items]
         results: list[str | None] = []
         for start in range(0, len(jobs), BULK_BATCH):
             results.extend(self._push_batch(jobs[start : start + BULK_BATCH]))

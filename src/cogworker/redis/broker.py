@@ -24,6 +24,7 @@ from cogworker.redis.graduation import THROUGHPUT_TTL, Graduator
 from cogworker.redis.heartbeat_store import HeartbeatStore
 from cogworker.redis.keys import KeySchema
 from cogworker.redis.locks import RedisLocks, whole_seconds
+from cogworker.redis.push import Pusher
 from cogworker.redis.replies import as_text
 from cogworker.redis.scripts import Scripts
 from cogworker.redis.signals import RedisSubscription
@@ -60,12 +61,13 @@ class RedisBroker:
         self.locks = RedisLocks(client, self.scripts)
         self._graduator = Graduator(client, keys, self.scripts)
         self._heartbeats = HeartbeatStore(client, keys, self.scripts)
+        self._pusher = Pusher(client, keys, self.scripts)
 
     # client side -------------------------------------------------------------------------
     def store(self, immediate: Sequence[tuple[str, str]],
               scheduled: Sequence[tuple[float, str]]) -> None:
-        """Push and schedule jobs in one round trip: one script for a single push, else
-        one MULTI/EXEC.
+        """Push and schedule jobs in one round trip: a single push through
+        :class:`~cogworker.redis.push.Pusher`, anything else in one MULTI/EXEC.
 
         Raws of one queue go in one LPUSH in the given order; fetchers pop from the right,
         so the first given is the first fetched. Each queue touched is registered and
@@ -74,10 +76,7 @@ class RedisBroker:
         if not immediate and not scheduled:
             return
         if len(immediate) == 1 and not scheduled:
-            queue, raw = immediate[0]
-            self.scripts.run("cogworker.redis", "push",
-                             [self.keys.queues, self.keys.queue(queue)],
-                             [queue, self.keys.wakeup, raw])
+            self._pusher.push(*immediate[0])
             return
         by_queue: dict[str, list[str]] = {}
         for queue, raw in immediate:
