@@ -100,6 +100,7 @@ def _measure(options: argparse.Namespace, env: BenchEnvironment,
 
 def _header(options: argparse.Namespace, env: BenchEnvironment, argv: Sequence[str]) -> str:
     delay = f"{options.delay_ms:g} ms each way (proxy)" if options.delay_ms else "none"
+    rtt = env.round_trip_ms()
     command = shlex.join(["python", "-m", "benchmarks", *argv])
     memory = psutil.virtual_memory().total / 2**30
     return "\n".join([
@@ -108,7 +109,8 @@ def _header(options: argparse.Namespace, env: BenchEnvironment, argv: Sequence[s
         f"{memory:.0f} GiB RAM, {platform.system()} {platform.release()}",
         f"Python {platform.python_version()}, Redis {env.redis_version()}, "
         f"redis-py {metadata.version('redis')}; N = {options.n:,} jobs, {options.runs} "
-        f"run(s) each, network delay: {delay}",
+        f"run(s) each, network delay: {delay}; PING round trip as the systems see it: "
+        f"{rtt:.2f} ms (median)",
         "",
         "Cells: median [min-max] over the runs (ratio to cogworker-reliable's median).",
     ])

@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import os
 import select
+import statistics
 import subprocess
 import sys
+import time
 from pathlib import Path
 from types import TracebackType
 
+import psutil
 import redis
 
 from benchmarks.counter import COUNTER_ENV
@@ -93,6 +96,27 @@ class BenchEnvironment:
 
     def redis_version(self) -> str:
         return str(self.admin.info("server")["redis_version"])
+
+    def round_trip_ms(self, pings: int = 200) -> float:
+        """Median PING round trip as the systems see it (through the proxy if any)."""
+        client = redis.Redis.from_url(self.url)
+        try:
+            client.ping()
+            samples = []
+            for _ in range(pings):
+                started = time.perf_counter()
+                client.ping()
+                samples.append(time.perf_counter() - started)
+        finally:
+            client.close()
+        return statistics.median(samples) * 1000
+
+    def proxy_cpu_seconds(self) -> float | None:
+        """CPU time the delay proxy has used so far (None without a proxy)."""
+        if self.proxy is None:
+            return None
+        times = psutil.Process(self.proxy.pid).cpu_times()
+        return float(times.user + times.system)
 
     # proxy ----------------------------------------------------------------------------------
     def _start_proxy(self) -> None:

@@ -67,11 +67,15 @@ def run_once(system: System, env: BenchEnvironment, plan: RunPlan, label: str) -
     worker = WorkerProcess(system.worker_command(plan.python), child_env, plan.work_dir,
                            plan.work_dir / f"{label}.log")
     env.reset_stats()
+    proxy_cpu = env.proxy_cpu_seconds()
     started = time.time()
     worker.start()
     try:
         records = _wait_for_jobs(counter, worker, n, plan.timeout)
         calls = env.command_calls()
+        if proxy_cpu is not None:  # share of one core the proxy used while jobs ran
+            used = (env.proxy_cpu_seconds() or 0.0) - proxy_cpu
+            result.metrics["proxy_cpu"] = used / (time.time() - started)
         ran = sorted(r.ran_at for r in records if r.argument < PROBE_MARK)
         result.metrics["process_total"] = n / (ran[-1] - started)
         result.metrics["process_steady"] = (n - 1) / (ran[-1] - ran[0]) if n > 1 else math.nan

@@ -102,6 +102,9 @@ def render_commands(runs: Sequence[SystemRuns]) -> str:
         per_command = {name: statistics.median(v) for name, v in entry.commands.items()}
         shown = sorted(per_command.items(), key=lambda item: -item[1])
         text = ", ".join(f"{name} {value:.2f}" for name, value in shown if value >= 0.005)
+        proxy = entry.median("proxy_cpu")
+        if proxy is not None:
+            text += f" (the delay proxy used {proxy:.0%} of a core while these jobs ran)"
         lines.append(f"- {entry.system.name}: {text}")
     return "\n".join(lines)
 

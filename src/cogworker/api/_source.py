@@ -13,27 +13,15 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-import redis
-
 from cogworker.core.payload import UNPARSEABLE_CLASS, Payload
-from cogworker.redis.keys import KeySchema
-from cogworker.redis.scripts import Scripts
+from cogworker.redis.requeue import RedisParts
 
 PAGE_SIZE = 50
 SYNTHETIC_JID_PREFIX = "unparseable-"
 
 
-class BrokerLike(Protocol):
-    """The parts of :class:`~cogworker.redis.broker.RedisBroker` the API uses."""
-
-    @property
-    def client(self) -> redis.Redis: ...
-
-    @property
-    def keys(self) -> KeySchema: ...
-
-    @property
-    def scripts(self) -> Scripts: ...
+BrokerLike = RedisParts
+"""The parts of :class:`~cogworker.redis.broker.RedisBroker` the API uses."""
 
 
 class HasBroker(Protocol):

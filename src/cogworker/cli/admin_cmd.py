@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from typing import Any
 
 import click
@@ -24,20 +23,10 @@ from cogworker.api import (
     Stats,
     WorkSet,
 )
-from cogworker.app import App
-from cogworker.cli.common import CogworkerUsageError, app_options, handle_errors, obtain_app
+from cogworker.cli.common import CogworkerUsageError, app_options, handle_errors, opened_app
 
 json_option = click.option("--json", "as_json", is_flag=True,
                            help="Print JSON instead of a table.")
-
-
-@contextmanager
-def _opened_app(options: dict[str, Any]) -> Iterator[App]:
-    app = obtain_app(**options)
-    try:
-        yield app
-    finally:
-        app.close()
 
 
 def _print_json(data: Any) -> None:
@@ -73,7 +62,7 @@ def _seconds(value: float) -> str:
 @handle_errors
 def stats_command(as_json: bool, **options: Any) -> None:
     """Print the fleet's counters: processed, failed, enqueued, set sizes, processes."""
-    with _opened_app(options) as app:
+    with opened_app(options) as app:
         data: dict[str, int] = Stats(app).to_dict()
         data["processes"] = ProcessSet(app).size()
         data["busy"] = WorkSet(app).size()
@@ -90,7 +79,7 @@ def stats_command(as_json: bool, **options: Any) -> None:
 @handle_errors
 def queues_command(as_json: bool, **options: Any) -> None:
     """List every known queue with its size, latency (age of the next job) and state."""
-    with _opened_app(options) as app:
+    with opened_app(options) as app:
         summaries = Queue.all(app)
     if as_json:
         _print_json([summary.to_dict() for summary in summaries])
@@ -137,7 +126,7 @@ def _list_command(set_class: type[SortedSet], newest_first: bool) -> click.Comma
     @json_option
     @handle_errors
     def list_command(limit: int, as_json: bool, **options: Any) -> None:
-        with _opened_app(options) as app:
+        with opened_app(options) as app:
             jobs = set_class(app)
             entries = list(jobs.entries(newest_first=newest_first, limit=limit))
             total = jobs.size()
@@ -167,7 +156,7 @@ def _retry_command(set_class: type[SortedSet]) -> click.Command:
     def retry_command(jid: str | None, everything: bool, as_json: bool,
                       **options: Any) -> None:
         _one_target(jid, everything, f"{set_class.set_name} retry")
-        with _opened_app(options) as app:
+        with opened_app(options) as app:
             jobs = set_class(app)
             if jid is None:
                 moved = jobs.retry_all()
@@ -197,7 +186,7 @@ def _delete_command(set_class: type[SortedSet]) -> click.Command:
     def delete_command(jid: str | None, everything: bool, as_json: bool,
                        **options: Any) -> None:
         _one_target(jid, everything, f"{set_class.set_name} delete")
-        with _opened_app(options) as app:
+        with opened_app(options) as app:
             jobs = set_class(app)
             if jid is None:
                 deleted = jobs.clear()
@@ -249,7 +238,7 @@ def ctl_group() -> None:
 @handle_errors
 def ctl_list_command(as_json: bool, **options: Any) -> None:
     """List live processes with their identity (the name quiet/resume/stop take)."""
-    with _opened_app(options) as app:
+    with opened_app(options) as app:
         processes = list(ProcessSet(app))
     if as_json:
         _print_json([process.to_dict() for process in processes])
@@ -274,7 +263,7 @@ def _signal_command(message: str, description: str) -> click.Command:
     def command(identity: str | None, everything: bool, as_json: bool,
                 **options: Any) -> None:
         _one_target(identity, everything, f"ctl {message}")
-        with _opened_app(options) as app:
+        with opened_app(options) as app:
             processes = ProcessSet(app)
             if identity is None:
                 targets = list(processes)

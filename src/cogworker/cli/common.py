@@ -7,7 +7,8 @@ import importlib
 import importlib.util
 import os
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -121,6 +122,16 @@ def obtain_app(
     except CogworkerError as exc:
         raise CogworkerUsageError(str(exc)) from exc
     return app
+
+
+@contextmanager
+def opened_app(options: dict[str, Any]) -> Iterator[App]:
+    """``obtain_app(**options)`` for the length of one command, then closed."""
+    app = obtain_app(**options)
+    try:
+        yield app
+    finally:
+        app.close()
 
 
 def handle_errors(func: F) -> F:

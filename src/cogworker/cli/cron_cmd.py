@@ -9,26 +9,14 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import click
 
-from cogworker.app import App
-from cogworker.cli.common import app_options, handle_errors, obtain_app
+from cogworker.cli.common import app_options, handle_errors, opened_app
 from cogworker.periodic import admin
 
 PJID_SHOWN = 12
-
-
-@contextmanager
-def _opened_app(options: dict[str, Any]) -> Iterator[App]:
-    app = obtain_app(**options)
-    try:
-        yield app
-    finally:
-        app.close()
 
 
 def _when(value: float | None, empty: str) -> str:
@@ -61,7 +49,7 @@ def cron_group() -> None:
 @handle_errors
 def list_command(as_json: bool, **options: Any) -> None:
     """Every entry: pjid, cron, job, queue, next run, last run, enabled, running lock owner."""
-    with _opened_app(options) as app:
+    with opened_app(options) as app:
         statuses = admin.list_entries(app)
     if as_json:
         click.echo(json.dumps([status.to_dict() for status in statuses], indent=2,
@@ -84,7 +72,7 @@ def list_command(as_json: bool, **options: Any) -> None:
 @handle_errors
 def run_now_command(entry: str, **options: Any) -> None:
     """Enqueue ENTRY's job once, now, as an ordinary job (moves no slot)."""
-    with _opened_app(options) as app:
+    with opened_app(options) as app:
         jid = admin.run_now(app, entry)
     if jid is None:
         click.echo("skipped by a client middleware (a unique duplicate); nothing enqueued")
@@ -98,7 +86,7 @@ def run_now_command(entry: str, **options: Any) -> None:
 @handle_errors
 def disable_command(entry: str, **options: Any) -> None:
     """Stop ENTRY firing on every process until it is enabled again."""
-    with _opened_app(options) as app:
+    with opened_app(options) as app:
         pjid = admin.disable(app, entry)
     click.echo(f"disabled {pjid}")
 
@@ -109,6 +97,6 @@ def disable_command(entry: str, **options: Any) -> None:
 @handle_errors
 def enable_command(entry: str, **options: Any) -> None:
     """Let ENTRY fire again from its next slot."""
-    with _opened_app(options) as app:
+    with opened_app(options) as app:
         pjid = admin.enable(app, entry)
     click.echo(f"enabled {pjid}")

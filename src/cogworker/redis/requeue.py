@@ -40,8 +40,8 @@ class WakeupSubscription(Protocol):
     def close(self) -> None: ...
 
 
-class RedisBackend(Protocol):
-    """What fetchers and recovery need of a Redis broker; ``RedisBroker`` is one."""
+class RedisParts(Protocol):
+    """A Redis client with its key schema and scripts; ``RedisBroker`` is one."""
 
     @property
     def client(self) -> redis.Redis: ...
@@ -51,6 +51,10 @@ class RedisBackend(Protocol):
 
     @property
     def scripts(self) -> Scripts: ...
+
+
+class RedisBackend(RedisParts, Protocol):
+    """What fetchers and recovery need of a Redis broker; ``RedisBroker`` is one."""
 
     def paused_queues(self) -> set[str]:
         """Names of paused queues, read fresh on every call."""
