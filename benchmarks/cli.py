@@ -67,9 +67,9 @@ def _versions(systems: Sequence[System]) -> dict[str, str]:
             versions[system.name] = metadata.version(system.distribution)
         except metadata.PackageNotFoundError:
             raise SystemExit(
-                f"{system.distribution} is not installed, so {system.name} cannot run: "
-                "install the benchmark extra (pip install -e '.[bench]') or leave it out "
-                "with --systems") from None
+                f"{system.distribution} is not installed, so {system.name} cannot run: use "
+                "benchmarks/run (it installs the bench extra in a virtualenv of its own), "
+                "pip install -e '.[bench]', or leave it out with --systems") from None
     return versions
 
 
@@ -77,9 +77,8 @@ def _progress(message: str) -> None:
     print(f"[bench {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 
 
-def _measure(options: argparse.Namespace, env: BenchEnvironment,
-             work_dir: Path) -> list[report.SystemRuns]:
-    versions = _versions(options.selected)
+def _measure(options: argparse.Namespace, env: BenchEnvironment, work_dir: Path,
+             versions: dict[str, str]) -> list[report.SystemRuns]:
     runs = [report.SystemRuns(system, versions[system.name]) for system in options.selected]
     plan = RunPlan(jobs=options.n, probes=options.probes,
                    probe_interval=options.probe_interval_ms / 1000, timeout=options.timeout,
@@ -145,12 +144,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     options = _parse(arguments)
     # SIGTERM unwinds like Ctrl-C, so workers, proxy and Redis are stopped on the way out.
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+    versions = _versions(options.selected)
     work_dir = Path(tempfile.mkdtemp(prefix="cogworker-bench-"))
     failed = False
     try:
         with BenchEnvironment(work_dir, options.delay_ms) as env:
             _progress(f"redis-server at {env.server.url}, systems connect to {env.url}")
-            runs = _measure(options, env, work_dir)
+            runs = _measure(options, env, work_dir, versions)
             header = _header(options, env, arguments)
         failed = any(r.errors for r in runs)
         sections = [header, report.render_table(runs, BASELINE),
