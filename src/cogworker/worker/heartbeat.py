@@ -24,6 +24,7 @@ from cogworker.__about__ import __version__
 from cogworker.core.outage import OutageLog
 from cogworker.worker.contracts import ManagerControls
 from cogworker.worker.remote import RemoteControl
+from cogworker.worker.threads import stop_thread
 
 if TYPE_CHECKING:
     from cogworker.app import App
@@ -180,9 +181,7 @@ class Heartbeat:
         """
         self._stopping.set()
         self.remote.stop(THREAD_JOIN_TIMEOUT)
-        thread = self._thread
-        if thread is not None and thread is not threading.current_thread():
-            thread.join(THREAD_JOIN_TIMEOUT)
+        stop_thread(self._stopping, self._thread, THREAD_JOIN_TIMEOUT)
         if not self._has_beaten:
             return
         try:

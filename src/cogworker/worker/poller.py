@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Final, Literal
 from cogworker.core.outage import OutageLog
 from cogworker.worker.contracts import ManagerControls
 from cogworker.worker.orphan_check import OrphanCheck
+from cogworker.worker.threads import stop_thread
 
 if TYPE_CHECKING:
     from cogworker.app import App
@@ -74,10 +75,7 @@ class Poller:
 
     def stop(self, join_timeout: float = THREAD_JOIN_TIMEOUT) -> None:
         """Ask the thread to end; wait up to ``join_timeout`` s (it holds nothing)."""
-        self._stopping.set()
-        thread = self._thread
-        if thread is not None and thread is not threading.current_thread():
-            thread.join(join_timeout)
+        stop_thread(self._stopping, self._thread, join_timeout)
 
     def _run(self) -> None:
         while not self._stopping.is_set():

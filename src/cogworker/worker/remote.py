@@ -21,6 +21,7 @@ from typing import Final
 from cogworker.core.broker import Broker
 from cogworker.core.outage import OutageLog
 from cogworker.worker.contracts import ManagerControls
+from cogworker.worker.threads import stop_thread
 
 logger = logging.getLogger(__name__)
 
@@ -65,10 +66,7 @@ class RemoteControl:
         The thread closes its own subscription on the way out. A thread still waiting for
         Redis to confirm a subscription is left behind (it is a daemon) and ends by itself.
         """
-        self._stopping.set()
-        thread = self._thread
-        if thread is not None and thread is not threading.current_thread():
-            thread.join(join_timeout)
+        stop_thread(self._stopping, self._thread, join_timeout)
 
     def _run(self) -> None:
         while not self._stopping.is_set():

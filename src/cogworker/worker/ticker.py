@@ -36,6 +36,7 @@ from cogworker.periodic.firing import PendingRollbacks, backoff_delay, enqueue_s
 from cogworker.periodic.registration import all_entries, replaces_schedule
 from cogworker.periodic.store import is_disabled, prime_last_slot, publish_schedule
 from cogworker.worker.contracts import ManagerControls
+from cogworker.worker.threads import stop_thread
 
 if TYPE_CHECKING:
     from cogworker.app import App
@@ -129,10 +130,7 @@ class Ticker:
 
     def stop(self, join_timeout: float = THREAD_JOIN_TIMEOUT) -> None:
         """Ask the thread to end and wait up to ``join_timeout`` s (it holds no job)."""
-        self._stopping.set()
-        thread = self._thread
-        if thread is not None and thread is not threading.current_thread():
-            thread.join(join_timeout)
+        stop_thread(self._stopping, self._thread, join_timeout)
 
     def _warn_unknown_jobs(self, entries: Sequence[PeriodicEntry]) -> None:
         for entry in entries:
