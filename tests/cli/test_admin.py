@@ -4,31 +4,22 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 import redis
-from click.testing import CliRunner, Result
+from click.testing import CliRunner
 
 from cogworker.cli import cli
 from cogworker.core.payload import dumps, new_jid, unparseable_wrapper
 from cogworker.redis.keys import KeySchema
-
-Run = Callable[..., Result]
+from helpers.cli import Run, command_runner
 
 
 @pytest.fixture
 def run(redis_url: str, namespace: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Run:
     """``run("stats", "--json")``: the command with this test's Redis and namespace."""
-    monkeypatch.chdir(tmp_path)  # no project config file is picked up
-    runner = CliRunner()
-
-    def invoke(*args: str) -> Result:
-        words = [*args, "--redis-url", redis_url, "--namespace", namespace]
-        return runner.invoke(cli, words, catch_exceptions=False)
-
-    return invoke
+    return command_runner(cli, redis_url, namespace, tmp_path, monkeypatch)
 
 
 def job(queue: str = "default", **fields: object) -> str:

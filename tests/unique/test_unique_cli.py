@@ -3,32 +3,22 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 import redis
-from click.testing import CliRunner, Result
 
 from cogworker.cli.locks_cmd import locks_group
 from cogworker.core.payload import dumps
 from cogworker.redis.keys import KeySchema
+from helpers.cli import Run, command_runner
 from unique.unique_helpers import lock_keys
-
-Run = Callable[..., Result]
 
 
 @pytest.fixture
 def run(redis_url: str, namespace: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Run:
     """``run("list", "--json")``: the command with this test's Redis and namespace."""
-    monkeypatch.chdir(tmp_path)  # no project config file is picked up
-    runner = CliRunner()
-
-    def invoke(*args: str) -> Result:
-        words = [*args, "--redis-url", redis_url, "--namespace", namespace]
-        return runner.invoke(locks_group, words, catch_exceptions=False)
-
-    return invoke
+    return command_runner(locks_group, redis_url, namespace, tmp_path, monkeypatch)
 
 
 @pytest.fixture

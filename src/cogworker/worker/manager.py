@@ -23,7 +23,7 @@ from cogworker.worker.acker import AckBatcher
 from cogworker.worker.async_runner import AsyncRunner
 from cogworker.worker.death import notify_death, release_job_locks
 from cogworker.worker.executor import GIVE_BACK, JobRunner
-from cogworker.worker.settlement import Settler
+from cogworker.worker.settlement import Settler, jid_of
 from cogworker.worker.stats_buffer import StatsBuffer
 
 if TYPE_CHECKING:
@@ -277,7 +277,7 @@ class Manager:
         for raw in strays & self._previous_strays:
             work = UnitOfWork(queue=_queue_of(raw), raw=raw)
             self.settler.give_back(work)
-            logger.warning("requeued stray in-progress job jid=%s", _jid_of(raw))
+            logger.warning("requeued stray in-progress job jid=%s", jid_of(raw))
         self._previous_strays = strays - self._previous_strays
 
     def handle_dead_jobs(self, stored_raws: list[str], reason: str) -> None:
@@ -307,9 +307,3 @@ def _queue_of(raw: str) -> str:
     except Exception:
         return "default"
 
-
-def _jid_of(raw: str) -> str:
-    try:
-        return str(decode(raw).get("jid"))
-    except Exception:
-        return "?"

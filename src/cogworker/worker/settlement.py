@@ -158,7 +158,12 @@ class Settler:
 
 
 def _jid(work: UnitOfWork) -> str:
+    return jid_of(work.raw)
+
+
+def jid_of(raw: str) -> str:
+    """The jid in a raw payload, for log lines; ``?`` when it cannot be read."""
     try:
-        return str(decode(work.raw).get("jid"))
+        return str(decode(raw).get("jid"))
     except Exception:
         return "?"
