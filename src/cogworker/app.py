@@ -21,6 +21,7 @@ from cogworker.redis.keys import KeySchema
 if TYPE_CHECKING:
     from cogworker.core.hooks import Hooks
     from cogworker.core.middleware import ClientMiddleware, ServerMiddleware
+    from cogworker.core.payload import Payload
     from cogworker.core.periodic_types import PeriodicEntry
     from cogworker.core.settings import Settings
     from cogworker.redis.broker import RedisBroker
@@ -66,6 +67,7 @@ class App:
         self._lock = threading.RLock()
         self._broker: RedisBroker | None = None
         self._hooks: Hooks | None = None
+        self._configured_hooks: Hooks | None = None  # set once configure() has run
         self._client = Client(self)
         self.registry = JobRegistry()
         self.identity = make_identity()
@@ -106,7 +108,7 @@ class App:
                 environ=environ, cli=cli or {},
             )
             self._close_broker()
-            self._hooks = None
+            self._hooks = self._configured_hooks = None
             return self._settings
 
     @property
@@ -126,13 +128,17 @@ class App:
     # plugins and broker --------------------------------------------------------------------
     @property
     def hooks(self) -> Hooks:
+        configured = self._configured_hooks  # every push asks: no lock once they exist
+        if configured is not None:
+            return configured
         with self._lock:
             if self._hooks is None:
                 from cogworker.core.hooks import Hooks
 
                 hooks = Hooks.from_settings(self.settings.fetch, self.settings.plugins)
-                self._hooks = hooks
+                self._hooks = hooks  # a plugin's configure may ask for app.hooks
                 hooks.configure(self)
+                self._configured_hooks = hooks
             return self._hooks
 
     def redis_url(self) -> str:
@@ -148,6 +154,9 @@ class App:
 
     @property
     def broker(self) -> RedisBroker:
+        existing = self._broker  # assigned only once built: no lock needed to read it
+        if existing is not None:
+            return existing
         with self._lock:
             if self._broker is None:
                 from cogworker.redis.broker import RedisBroker
@@ -233,6 +242,11 @@ class App:
     def push(self, payload: Mapping[str, Any]) -> str | None:
         """Push a raw payload dict (``class``, ``args``, ``queue``...). Returns the jid."""
         return self._client.push(payload)
+
+    def submit(self, payload: Payload) -> str | None:
+        """Push a payload that is already complete: ``class``, checked ``args``, ``queue``,
+        ``jid``, ``retry`` and ``created_at`` set (``perform_async`` builds such)."""
+        return self._client.submit(payload)
 
     def push_bulk(self, job: Any, args_list: Iterable[Sequence[Any]],
                   **overrides: Any) -> list[str | None]:

@@ -220,3 +220,58 @@ def test_isolated_hooks_are_those_whose_docstring_says_so() -> None:
     }
 
     assert isolated == NOTIFICATION_HOOKS
+
+
+class LockVote:
+    def __init__(self, label: str, vote: bool | None, calls: list[str]) -> None:
+        self.label, self.vote, self.calls = label, vote, calls
+
+    @hookimpl
+    def cogworker_acquire_unique_lock(self, job: object) -> bool | None:
+        self.calls.append(self.label)
+        return self.vote
+
+
+class FirstLockVote(LockVote):
+    @hookimpl(tryfirst=True)
+    def cogworker_acquire_unique_lock(self, job: object) -> bool | None:
+        self.calls.append(self.label)
+        return self.vote
+
+
+def test_first_result_hooks_stop_at_the_first_answer_in_pluggy_order() -> None:
+    calls: list[str] = []
+    hooks = make_hooks(
+        older=LockVote("older", True, calls),
+        newer=LockVote("newer", None, calls),
+        first=FirstLockVote("first", None, calls),
+    )
+    assert hooks.acquire_unique_lock(APP, {"jid": "1"}) is True
+    assert calls == ["first", "newer", "older"]
+    calls.clear()
+    hooks.plugin_manager.register(LockVote("latest", False, calls), name="latest")
+    assert hooks.acquire_unique_lock(APP, {"jid": "1"}) is False  # a late plugin counts
+    assert calls == ["first", "latest"]
+
+
+def test_a_wrapper_on_a_first_result_hook_wraps_the_call() -> None:
+    seen: list[object] = []
+
+    class Wrapper:
+        @hookimpl(wrapper=True)
+        def cogworker_acquire_unique_lock(self, app: object, job: object) -> Any:
+            result = yield
+            seen.append(result)
+            return not result
+
+    calls: list[str] = []
+    hooks = make_hooks(vote=LockVote("vote", True, calls), wrapper=Wrapper())
+    assert hooks.acquire_unique_lock(APP, {"jid": "1"}) is False
+    assert seen == [True]
+
+
+def test_no_first_result_answer_is_none() -> None:
+    calls: list[str] = []
+    hooks = make_hooks(silent=LockVote("silent", None, calls))
+    assert hooks.acquire_unique_lock(APP, {"jid": "1"}) is None
+    assert calls == ["silent"]

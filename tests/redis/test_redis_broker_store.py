@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -15,6 +16,7 @@ from cogworker.core.payload import dumps, new_jid
 from cogworker.redis.broker import RedisBroker
 from cogworker.redis.connection import make_client
 from cogworker.redis.keys import KeySchema
+from cogworker.redis.push_line import PushLine
 
 
 @pytest.fixture
@@ -66,12 +68,23 @@ def test_store_pushes_one_job_in_one_round_trip(
     broker.ping()  # open the connection first: its handshake is not part of the store
     warm_up = job()
     broker.store([("default", warm_up)], [])  # registers the queue (push.lua)
+    broker.store([("default", warm_up)], [])  # opens the push connection
+    redis_client.lpop(keys.queue("default"))
     raw = job()
-    trips = RoundTrips(monkeypatch, broker.client)
+    pooled = RoundTrips(monkeypatch, broker.client)
+    writes: list[bytes] = []
+    original_write = PushLine._write
+
+    def counting_write(line: PushLine, sock: socket.socket, frame: bytes) -> None:
+        writes.append(frame)
+        original_write(line, sock, frame)
+
+    monkeypatch.setattr(PushLine, "_write", counting_write)
     before = command_calls(redis_client)
     broker.store([("default", raw)], [])
     delta = calls_delta(before, command_calls(redis_client))
-    assert trips.count == 1
+    assert len(writes) == 1  # one frame: LPUSH and PUBLISH together
+    assert pooled.count == 0  # the push connection, not the pool's
     delta.pop("info", None)  # the INFO call that took the "before" numbers
     assert delta == {"lpush": 1, "publish": 1}  # the queue is known: no script, no SADD
     assert redis_client.lrange(keys.queue("default"), 0, -1) == [raw.encode(), warm_up.encode()]

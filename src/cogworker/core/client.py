@@ -72,16 +72,20 @@ class Client:
             return None
         ctx = PushContext(app=self.app, job=job, queue=job["queue"],
                           scheduled_at=job.get("at"))
+        chain = self._chain()
         try:
-            return run_chain(self._chain(), ctx, lambda: innermost(ctx))
+            return run_chain(chain, ctx, lambda: innermost(ctx)) if chain else innermost(ctx)
         except BaseException:
             hooks.release_unique_lock(self.app, job, "push-failed")
             raise
 
     def push(self, item: Mapping[str, Any]) -> str | None:
         """Store one job; returns its jid, or None when a unique duplicate was skipped."""
+        return self.submit(self._prepare(item, check_options=False))
+
+    def submit(self, job: Payload) -> str | None:
+        """:meth:`push` for a payload already complete (see :func:`payload.complete`)."""
         # A non-JSON option fails at dispatch; _through_chain then releases the unique lock.
-        job = self._prepare(item, check_options=False)
         return self._through_chain(job, self._dispatch_one)
 
     def _dispatch_one(self, ctx: PushContext) -> str | None:

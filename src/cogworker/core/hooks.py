@@ -128,7 +128,7 @@ class Hooks:
 
     def acquire_unique_lock(self, app: App, job: Payload) -> bool | None:
         """True: store the job; False: a duplicate; None: not a unique job. Propagates."""
-        result = self._pm.hook.cogworker_acquire_unique_lock(app=app, job=job)
+        result = self._first_result("cogworker_acquire_unique_lock", app=app, job=job)
         return cast("bool | None", result)
 
     def unique_job_starting(self, app: App, job: Payload) -> bool | None:
@@ -203,6 +203,26 @@ class Hooks:
     def orphans_recovered(self, app: App, identity: str, count: int) -> None:
         """Notification: a dead process's in-progress jobs were requeued."""
         self._notify("cogworker_orphans_recovered", app=app, identity=identity, count=count)
+
+    # -- dispatch ----------------------------------------------------------------------
+
+    def _first_result(self, hook_name: str, **kwargs: object) -> object:
+        """A firstresult hook as pluggy calls it: implementations in call order, the first
+        result that is not None wins, exceptions propagate.
+
+        Called directly because every push runs one, and pluggy's dispatch cost more than
+        the built-in unique plugin's check; with a wrapper registered, or tracing on,
+        pluggy makes the call.
+        """
+        caller: pluggy.HookCaller = getattr(self._pm.hook, hook_name)
+        impls = caller.get_hookimpls()
+        if self._trace or any(impl.wrapper or impl.hookwrapper for impl in impls):
+            return caller(**kwargs)
+        for impl in reversed(impls):
+            result = impl.function(*[kwargs[name] for name in impl.argnames])
+            if result is not None:
+                return result
+        return None
 
     # -- isolation ---------------------------------------------------------------------
 

@@ -11,7 +11,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from cogworker.core.errors import JobDefinitionError
-from cogworker.core.payload import DEFAULT_QUEUE, Payload, check_json_args, resolve_at
+from cogworker.core.payload import (
+    DEFAULT_QUEUE,
+    Payload,
+    check_json_args,
+    complete,
+    resolve_at,
+)
 
 if TYPE_CHECKING:
     from cogworker.app import App
@@ -119,28 +125,30 @@ class Enqueuer:
         self._definition = definition
         self._overrides = dict(overrides)
 
-    def _payload(self, args: tuple[Any, ...]) -> Payload:
-        options = {**self._definition.options, **self._overrides}
-        options.pop("unique_args", None)
-        payload: Payload = {"class": self._definition.name, **options}
-        payload["args"] = check_json_args(self._definition.name, args)
-        return payload
+    def _payload(self, args: tuple[Any, ...], now: float) -> Payload:
+        name = self._definition.name
+        payload: Payload = {"class": name, **self._definition.options, **self._overrides}
+        payload.pop("unique_args", None)
+        payload["args"] = check_json_args(name, args)
+        return complete(payload, now)
 
     def perform_async(self, *args: Any) -> str | None:
         """Enqueue now; returns the jid, or None when a unique duplicate was skipped."""
-        return self._app.push(self._payload(args))
+        return self._app.submit(self._payload(args, self._app.clock()))
 
     def perform_in(self, delay: float | dt.timedelta, *args: Any) -> str | None:
         """Enqueue to run ``delay`` seconds (or a timedelta) from now."""
-        payload = self._payload(args)
-        payload["at"] = to_epoch(delay, self._app.clock())
-        return self._app.push(payload)
+        now = self._app.clock()
+        payload = self._payload(args, now)
+        payload["at"] = to_epoch(delay, now)
+        return self._app.submit(payload)
 
     def perform_at(self, when: float | dt.datetime, *args: Any) -> str | None:
         """Enqueue to run at a datetime or epoch seconds."""
-        payload = self._payload(args)
-        payload["at"] = to_epoch(when, self._app.clock())
-        return self._app.push(payload)
+        now = self._app.clock()
+        payload = self._payload(args, now)
+        payload["at"] = to_epoch(when, now)
+        return self._app.submit(payload)
 
     def set(self, **overrides: Any) -> Enqueuer:
         """The same job with options changed for the next call only (queue=, retry=...)."""

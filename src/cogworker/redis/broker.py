@@ -219,5 +219,6 @@ class RedisBroker:
             return False
 
     def close(self) -> None:
-        """Disconnect every pooled connection (they reopen if the broker is used again)."""
+        """Disconnect every pooled and push connection (they reopen if used again)."""
+        self._pusher.close()
         self.client.connection_pool.disconnect()

@@ -3,21 +3,30 @@
 The first push of a queue in a while runs ``push.lua`` (register the queue, LPUSH, wake the
 workers), atomically. After that, for :data:`REGISTRY_REFRESH` seconds, this client knows
 the queue is registered (the registry is never pruned, and every worker's heartbeat
-re-registers its queues), so a push is just LPUSH + PUBLISH written together on one
-connection: two of Redis's cheapest commands, one round trip, no script to run. The LPUSH
-is the write that stores the job; the PUBLISH only wakes idle workers sooner.
+re-registers its queues), so a push is just LPUSH + PUBLISH written together in one frame:
+two of Redis's cheapest commands, one round trip, no script to run. The LPUSH is the write
+that stores the job; the PUBLISH only wakes idle workers sooner.
+
+Those frames go over :class:`~cogworker.redis.push_line.PushLine` connections of the
+pusher's own: one per thread pushing at the same moment, reused LIFO, opened with the
+client pool's settings but outside its limit (a pushing job never waits for a worker's
+connection, nor the reverse), and forgotten in a forked child.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 import time
+import weakref
 from typing import Any
 
 import redis
 
-from cogworker.redis.errors import translate_errors
+from cogworker.redis.connection import HEALTH_CHECK_INTERVAL
+from cogworker.redis.errors import translate
 from cogworker.redis.keys import KeySchema
+from cogworker.redis.push_line import PushLine
 from cogworker.redis.scripts import Scripts
 
 REGISTRY_REFRESH = 60.0
@@ -29,7 +38,10 @@ class Pusher:
         self._keys = keys
         self._scripts = scripts
         self._registered: dict[str, float] = {}
+        self._frames: dict[str, tuple[bytes, bytes]] = {}
+        self._lines: list[PushLine] = []
         self._lock = threading.Lock()
+        _PUSHERS.add(self)
 
     def push(self, queue: str, raw: str) -> None:
         """Store one job on ``queue``; raises BrokerError/BrokerUnavailableError."""
@@ -48,29 +60,57 @@ class Pusher:
         with self._lock:
             self._registered.clear()
 
+    def close(self) -> None:
+        """Disconnect the idle push connections (a later push opens one again)."""
+        lines, self._lines = self._lines, []
+        for line in lines:
+            line.close()
+
     def _push_known(self, queue: str, raw: str) -> None:
-        pool: Any = self._client.connection_pool
-        with translate_errors():
-            connection = pool.get_connection()
-            try:
-                connection.send_packed_command(connection.pack_commands([
-                    ("LPUSH", self._keys.queue(queue), raw),
-                    ("PUBLISH", self._keys.wakeup, queue),
-                ]))
-                replies = [_read(connection), _read(connection)]
-            except BaseException:
-                connection.disconnect()  # replies may be half read: never reuse it
-                raise
-            finally:
-                pool.release(connection)
-            for reply in replies:
-                if isinstance(reply, Exception):
-                    raise reply
+        parts = self._frames.get(queue) or self._frame_parts(queue)
+        body = raw.encode()
+        frame = b"%s$%d\r\n%s\r\n%s" % (parts[0], len(body), body, parts[1])
+        line = self._checkout()
+        try:
+            replies = line.exchange(frame, 2)
+        except redis.RedisError as exc:
+            raise translate(exc) from exc
+        self._lines.append(line)
+        for reply in replies:
+            if not isinstance(reply, int):
+                raise translate(reply) from reply
+
+    def _frame_parts(self, queue: str) -> tuple[bytes, bytes]:
+        """RESP for ``LPUSH <queue key> `` and for ``PUBLISH <wake-up channel> <queue>``."""
+        parts = (_resp(b"LPUSH", self._keys.queue(queue).encode(), count=3),
+                 _resp(b"PUBLISH", self._keys.wakeup.encode(), queue.encode()))
+        self._frames[queue] = parts
+        return parts
+
+    def _checkout(self) -> PushLine:
+        try:
+            return self._lines.pop()  # list.pop is atomic: threads never share a line
+        except IndexError:
+            pool: Any = self._client.connection_pool
+            # RESP2 whatever the pool speaks: LPUSH, PUBLISH and PING answer one line each,
+            # and no push message can come in between.
+            connection = pool.connection_class(**{**pool.connection_kwargs, "protocol": 2})
+            return PushLine(connection, idle_limit=HEALTH_CHECK_INTERVAL)
 
 
-def _read(connection: Any) -> Any:
-    """One reply; an error reply is returned (not raised) so the second is still read."""
-    try:
-        return connection.read_response()
-    except redis.ResponseError as exc:
-        return exc
+_PUSHERS: weakref.WeakSet[Pusher] = weakref.WeakSet()
+
+
+def _forget_lines_after_fork() -> None:
+    """In a forked child: the parent's push sockets are not ours to use, nor to close."""
+    for pusher in list(_PUSHERS):
+        pusher._lines = []
+
+
+os.register_at_fork(after_in_child=_forget_lines_after_fork)
+
+
+def _resp(*words: bytes, count: int | None = None) -> bytes:
+    """The RESP array header for ``count`` words (default: these) and these words."""
+    header = b"*%d\r\n" % (len(words) if count is None else count)
+    return header + b"".join(b"$%d\r\n%s\r\n" % (len(word), word) for word in words)

@@ -1,0 +1,244 @@
+"""The single-push path: its own connections, kept fresh, never retrying a sent job."""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+from collections.abc import Iterator
+
+import pytest
+import redis
+
+from cogworker.core.errors import BrokerError, BrokerUnavailableError
+from cogworker.core.payload import dumps, new_jid
+from cogworker.redis.broker import RedisBroker
+from cogworker.redis.connection import make_client
+from cogworker.redis.errors import translate
+from cogworker.redis.keys import KeySchema
+from cogworker.redis.push_line import PushLine
+from helpers.redis_servers import RedisServerFactory
+
+
+def job(queue: str = "default") -> str:
+    return dumps({"class": "Work", "args": [1], "queue": queue, "jid": new_jid()})
+
+
+@pytest.fixture
+def broker(redis_url: str, keys: KeySchema) -> Iterator[RedisBroker]:
+    broker = RedisBroker(make_client(redis_url, max_connections=4), keys)
+    yield broker
+    broker.close()
+
+
+def push_twice(broker: RedisBroker, queue: str = "default") -> list[str]:
+    """Register the queue (push.lua), then push once through a push line."""
+    raws = [job(queue), job(queue)]
+    for raw in raws:
+        broker.store([(queue, raw)], [])
+    return raws
+
+
+def stored(client: redis.Redis, keys: KeySchema, queue: str = "default") -> list[str]:
+    raws = client.lrange(keys.queue(queue), 0, -1)
+    return [raw.decode() if isinstance(raw, bytes) else raw for raw in reversed(raws)]
+
+
+def push_connection_ids(client: redis.Redis) -> list[str]:
+    """Connections whose last command was the PUBLISH of a push."""
+    return [str(entry["id"]) for entry in client.client_list() if entry["cmd"] == "publish"]
+
+
+def command_calls(client: redis.Redis, name: str) -> int:
+    stats = client.info("commandstats").get(f"cmdstat_{name}", {})
+    return int(stats.get("calls", 0))
+
+
+def test_a_killed_push_connection_is_reopened_before_the_job_is_sent(
+    broker: RedisBroker, keys: KeySchema, redis_client: redis.Redis
+) -> None:
+    raws = push_twice(broker)
+    (killed,) = push_connection_ids(redis_client)
+    redis_client.client_kill_filter(_id=killed)
+    raw = job()
+    broker.store([("default", raw)], [])  # no error: the dead socket was noticed first
+    assert stored(redis_client, keys) == [*raws, raw]
+    assert push_connection_ids(redis_client) != [killed]
+
+
+def test_pushes_go_on_after_a_redis_restart(
+    redis_server_factory: RedisServerFactory, keys: KeySchema
+) -> None:
+    server = redis_server_factory(appendonly=False)
+    broker = RedisBroker(make_client(server.url, max_connections=2), keys)
+    push_twice(broker)
+    server.kill()
+    with pytest.raises(BrokerUnavailableError):
+        broker.store([("default", job())], [])
+    server.restart()
+    raw = job()
+    broker.store([("default", raw)], [])
+    assert stored(broker.client, keys) == [raw]
+    broker.close()
+
+
+def test_a_line_idle_past_the_health_interval_is_pinged_first(
+    broker: RedisBroker, keys: KeySchema, redis_client: redis.Redis, redis_url: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    push_twice(broker)
+    pings = command_calls(redis_client, "ping")
+    broker.store([("default", job())], [])
+    assert command_calls(redis_client, "ping") == pings  # just used: no PING
+    monkeypatch.setattr("cogworker.redis.push.HEALTH_CHECK_INTERVAL", 0.0)
+    eager = RedisBroker(make_client(redis_url, max_connections=2), keys)
+    push_twice(eager)  # the second push opens the line: nothing to check yet
+    pings = command_calls(redis_client, "ping")
+    eager.store([("default", job())], [])  # idle for longer than 0 s
+    assert command_calls(redis_client, "ping") == pings + 1
+    assert len(stored(redis_client, keys)) == 6
+    eager.close()
+
+
+def test_an_error_reply_is_raised_and_the_next_push_works(
+    broker: RedisBroker, keys: KeySchema, redis_client: redis.Redis
+) -> None:
+    push_twice(broker, "good")
+    push_twice(broker, "bad")
+    redis_client.delete(keys.queue("bad"))
+    redis_client.set(keys.queue("bad"), "not a list")
+    with pytest.raises(BrokerError) as caught:
+        broker.store([("bad", job("bad"))], [])
+    assert not isinstance(caught.value, BrokerUnavailableError)
+    assert "WRONGTYPE" in str(caught.value)
+    raw = job("good")
+    broker.store([("good", raw)], [])  # both replies were read: nothing left over
+    assert stored(redis_client, keys, "good")[-1] == raw
+
+
+def test_a_read_only_replica_makes_a_push_unavailable(
+    redis_server_factory: RedisServerFactory, keys: KeySchema
+) -> None:
+    primary = redis_server_factory(appendonly=False)
+    node = redis_server_factory(appendonly=False)
+    broker = RedisBroker(make_client(node.url, max_connections=2), keys)
+    push_twice(broker)
+    broker.client.replicaof("127.0.0.1", primary.port)
+    with pytest.raises(BrokerUnavailableError, match="READONLY"):
+        broker.store([("default", job())], [])
+    broker.client.replicaof("NO", "ONE")  # a fail-over back: the line reconnects
+    broker.store([("default", job())], [])
+    broker.close()
+
+
+def test_threads_pushing_at_once_each_store_every_job_once(
+    broker: RedisBroker, keys: KeySchema, redis_client: redis.Redis
+) -> None:
+    push_twice(broker)
+    redis_client.delete(keys.queue("default"))
+    clients_before = len(redis_client.client_list())
+    per_thread, threads = 200, 8
+    raws = [[job() for _ in range(per_thread)] for _ in range(threads)]
+    barrier = threading.Barrier(threads)
+
+    def pusher(mine: list[str]) -> None:
+        barrier.wait()
+        for raw in mine:
+            broker.store([("default", raw)], [])
+
+    workers = [threading.Thread(target=pusher, args=(mine,)) for mine in raws]
+    for thread in workers:
+        thread.start()
+    for thread in workers:
+        thread.join()
+    assert sorted(stored(redis_client, keys)) == sorted(raw for mine in raws for raw in mine)
+    assert len(redis_client.client_list()) - clients_before <= threads
+
+
+def test_a_forked_child_pushes_on_its_own_connection(
+    broker: RedisBroker, keys: KeySchema, redis_client: redis.Redis
+) -> None:
+    push_twice(broker)
+    from_child, from_parent = job(), job()
+    pid = os.fork()
+    if pid == 0:  # the child: push, then leave without running the parent's teardown
+        code = 0
+        try:
+            broker.store([("default", from_child)], [])
+        except BaseException:
+            code = 1
+        os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    broker.store([("default", from_parent)], [])  # the parent's line was left alone
+    assert stored(redis_client, keys)[-2:] == [from_child, from_parent]
+
+
+def test_without_a_plain_socket_the_line_uses_redis_py(
+    broker: RedisBroker, keys: KeySchema, redis_client: redis.Redis,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(PushLine, "_ready_socket", lambda line: None)
+    raws = push_twice(broker)
+    (killed,) = push_connection_ids(redis_client)
+    redis_client.client_kill_filter(_id=killed)
+    raw = job()
+    broker.store([("default", raw)], [])
+    assert stored(redis_client, keys) == [*raws, raw]
+
+
+class FakeServer:
+    """A TCP server that says +OK to redis-py's handshake, then answers the first frame
+    holding an ECHO with ``reply`` (an empty reply closes the connection instead)."""
+
+    def __init__(self, reply: bytes) -> None:
+        self.reply = reply
+        self.frames: list[bytes] = []
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self._listener.getsockname()[1]
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self._listener.accept()
+            except OSError:
+                return
+            with conn:
+                self._converse(conn)
+
+    def _converse(self, conn: socket.socket) -> None:
+        while data := conn.recv(65536):
+            if b"ECHO" not in data:
+                commands = data.count(b"\r\n*") + data.startswith(b"*")
+                conn.sendall(b"+OK\r\n" * commands)
+                continue
+            self.frames.append(data)
+            if self.reply:
+                conn.sendall(self.reply)
+                conn.recv(65536)  # until the client closes
+            return
+
+    def close(self) -> None:
+        self._listener.close()
+
+
+@pytest.mark.parametrize(("reply", "error", "message"), [
+    (b"", BrokerUnavailableError, "closed the connection"),
+    (b"$3\r\nabc\r\n", BrokerError, "unexpected reply"),
+    (b":1\r\n*0\r\n", BrokerError, "unexpected reply"),
+])
+def test_a_broken_reply_raises_and_the_frame_is_sent_once(
+    reply: bytes, error: type[BrokerError], message: str
+) -> None:
+    server = FakeServer(reply)
+    connection = redis.Connection(port=server.port, protocol=2)  # type: ignore[no-untyped-call]
+    line = PushLine(connection, idle_limit=30.0)
+    frame = b"*2\r\n$4\r\nECHO\r\n$1\r\nx\r\n" * 2
+    with pytest.raises(redis.RedisError) as caught:
+        line.exchange(frame, 2)
+    translated = translate(caught.value)
+    assert isinstance(translated, error)
+    assert message in str(translated)
+    assert server.frames == [frame]  # sent once: a failure after the write is not retried
+    server.close()
