@@ -94,11 +94,18 @@ def test_without_blmove_the_job_still_runs_via_basic_and_the_warning_is_logged_o
     fetcher = ReliableFetcher(broker, IDENTITY, idle_max_interval=0.2)
 
     with caplog.at_level(logging.WARNING):
+        # waiting jobs are taken by the fetch script, which needs no LMOVE ...
         fetched = fetcher.fetch(queues, 1.0) + fetcher.fetch(queues, 1.0)
+        assert fetcher.mode == "reliable"
+        # ... an empty queue is waited on with BLMOVE, which is missing: basic from now on
+        assert fetcher.fetch(queues, 0.2) == []
+        third = make_job("a")
+        broker.store([("a", third)], [])
+        fetched += fetcher.fetch(queues, 1.0)
     fetcher.close()
     client.close()
 
-    assert [w.raw for w in fetched] == [first, second]
+    assert [w.raw for w in fetched] == [first, second, third]
     assert (fetcher.mode, fetcher.reliable) == ("basic", False)
     warnings = [r.getMessage() for r in caplog.records if FALLBACK_WARNING in r.getMessage()]
     assert len(warnings) == 1

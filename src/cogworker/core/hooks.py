@@ -133,7 +133,7 @@ class Hooks:
 
     def unique_job_starting(self, app: App, job: Payload) -> bool | None:
         """False: another copy runs, reschedule; True or None: run it. Propagates."""
-        result = self._pm.hook.cogworker_unique_job_starting(app=app, job=job)
+        result = self._first_result("cogworker_unique_job_starting", app=app, job=job)
         return cast("bool | None", result)
 
     def extend_unique_lock(self, app: App, job: Payload, ttl: float) -> None:
@@ -210,8 +210,8 @@ class Hooks:
         """A firstresult hook as pluggy calls it: implementations in call order, the first
         result that is not None wins, exceptions propagate.
 
-        Called directly because every push runs one, and pluggy's dispatch cost more than
-        the built-in unique plugin's check; with a wrapper registered, or tracing on,
+        Called directly because every push and every job runs one, and pluggy's dispatch
+        cost more than the built-in unique plugin's check; with a wrapper registered, or tracing on,
         pluggy makes the call.
         """
         caller: pluggy.HookCaller = getattr(self._pm.hook, hook_name)

@@ -31,7 +31,7 @@ from cogworker.fetchers.basic import (
 )
 from cogworker.fetchers.inprogress import PACKAGE, InProgressList
 from cogworker.fetchers.wakeup import WakeupListener
-from cogworker.fetchers.weighted import ALL_PAUSED_PAUSE, fetch_order, unpaused
+from cogworker.fetchers.weighted import ALL_PAUSED_PAUSE, fetch_order
 from cogworker.redis.errors import translate_errors
 from cogworker.redis.requeue import RedisBackend, text
 
@@ -142,28 +142,19 @@ class ReliableFetcher:
 
     def _fetch_reliably(self, queues: Sequence[str], timeout: float,
                         max_jobs: int) -> list[UnitOfWork]:
-        order = fetch_order(unpaused(queues, self._backend.paused_queues()), self._rng)
-        if not order:
+        order = fetch_order(queues, self._rng)
+        works, open_queues = self._take(order, max_jobs)
+        if works:
+            return works
+        if not open_queues:
             self._closed.wait(min(timeout, ALL_PAUSED_PAUSE))
             return []
-        if len(order) == 1:
-            return self._fetch_one_queue(order[0], timeout, max_jobs)
-        deadline = time.monotonic() + timeout
-        self._wakeups.watch(order)
-        while True:
-            self._wakeups.clear()  # before looking: a push after the look still wakes us
-            works = self._take(order, max_jobs)
-            remaining = deadline - time.monotonic()
-            if works or remaining <= 0 or self._closed.is_set():
-                return works
-            self._wakeups.wait(min(remaining, self.idle_max_interval))
+        if len(open_queues) == 1:
+            return self._block_on(open_queues[0], timeout)
+        return self._wait_for_wakeups(order, open_queues, timeout, max_jobs)
 
-    def _fetch_one_queue(self, queue: str, timeout: float, max_jobs: int) -> list[UnitOfWork]:
-        if max_jobs > 1:
-            # Under load, one round trip takes a whole batch; block only when it finds none.
-            works = self._take([queue], max_jobs)
-            if works:
-                return works
+    def _block_on(self, queue: str, timeout: float) -> list[UnitOfWork]:
+        """BLMOVE from the one open queue (a pause from now on applies at the next fetch)."""
         keys = self._backend.keys
         with translate_errors():
             # redis-py types the timeout as int; servers take fractions since 6.0
@@ -175,15 +166,33 @@ class ReliableFetcher:
             return []
         return [UnitOfWork(queue, text(raw))]
 
-    def _take(self, order: Sequence[str], max_jobs: int) -> list[UnitOfWork]:
-        """One round trip: move up to ``max_jobs`` jobs, trying queues in ``order``."""
+    def _wait_for_wakeups(self, order: Sequence[str], open_queues: Sequence[str],
+                          timeout: float, max_jobs: int) -> list[UnitOfWork]:
+        deadline = time.monotonic() + timeout
+        self._wakeups.watch(open_queues)
+        while True:
+            self._wakeups.clear()  # before looking: a push after the look still wakes us
+            works, _ = self._take(order, max_jobs)
+            remaining = deadline - time.monotonic()
+            if works or remaining <= 0 or self._closed.is_set():
+                return works
+            self._wakeups.wait(min(remaining, self.idle_max_interval))
+
+    def _take(self, order: Sequence[str], max_jobs: int) -> tuple[list[UnitOfWork], list[str]]:
+        """One round trip: move up to ``max_jobs`` jobs, trying the queues of ``order``
+        that are not paused, in that order. Returns the jobs and those open queues."""
         keys = self._backend.keys
-        flat = self._backend.scripts.run(
-            PACKAGE, "fetch", keys=[*(keys.queue(q) for q in order), self._list.key],
-            args=[max_jobs],
+        reply = self._backend.scripts.run(
+            PACKAGE, "fetch",
+            keys=[keys.paused_queues, *(keys.queue(q) for q in order), self._list.key],
+            args=[max_jobs, *order],
         )
-        return [UnitOfWork(keys.queue_name(text(flat[i])), text(flat[i + 1]))
-                for i in range(0, len(flat), 2)]
+        count = int(reply[0])
+        open_queues = [order[int(position) - 1] for position in reply[1:count + 1]]
+        flat = reply[count + 1:]
+        works = [UnitOfWork(keys.queue_name(text(flat[i])), text(flat[i + 1]))
+                 for i in range(0, len(flat), 2)]
+        return works, open_queues
 
     # settling (delegated to the in-progress list, or to basic after a fallback) ----------
     # A job fetched reliably before a runtime fallback is still held on the list: it is
