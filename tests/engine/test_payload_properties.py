@@ -98,3 +98,25 @@ def test_jid_is_24_lowercase_hex_and_kept_when_given() -> None:
     int(job["jid"], 16)
     assert normalize({"class": "J", "jid": "abc"})["jid"] == "abc"
     assert json.loads(encode(job))["retry"] is True
+
+
+@given(st.dictionaries(st.text(max_size=10), json_values, max_size=6))
+def test_dumps_writes_what_json_dumps_writes(job: dict[str, Any]) -> None:
+    expected = json.dumps(job, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    assert dumps(job) == expected
+
+
+def test_dumps_without_the_c_encoder_writes_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    job = {"class": "J", "args": [1.5, "é", None, {"k": [True]}], "created_at": 1.25}
+    accelerated = dumps(job)
+    monkeypatch.setattr("cogworker.core.payload._C_ENCODE", None)
+    assert dumps(job) == accelerated
+    with pytest.raises(ValueError, match="Out of range float"):
+        dumps({"x": math.nan})
+
+
+def test_dumps_refuses_nan_and_objects_like_json_dumps() -> None:
+    with pytest.raises(ValueError, match="Out of range float"):
+        dumps({"x": [math.inf]})
+    with pytest.raises(TypeError, match="not JSON serializable"):
+        dumps({"x": object()})

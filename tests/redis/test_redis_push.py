@@ -188,12 +188,14 @@ def test_without_a_plain_socket_the_line_uses_redis_py(
 
 
 class FakeServer:
-    """A TCP server that says +OK to redis-py's handshake, then answers the first frame
-    holding an ECHO with ``reply`` (an empty reply closes the connection instead)."""
+    """A TCP server that says +OK to anything but a frame holding an ECHO, which it
+    answers with ``reply`` (an empty reply closes the connection instead)."""
 
-    def __init__(self, reply: bytes) -> None:
+    def __init__(self, reply: bytes, *, hang_up_on_ping: bool = False) -> None:
         self.reply = reply
+        self.hang_up_on_ping = hang_up_on_ping
         self.frames: list[bytes] = []
+        self.connections = 0
         self._listener = socket.create_server(("127.0.0.1", 0))
         self.port = self._listener.getsockname()[1]
         threading.Thread(target=self._serve, daemon=True).start()
@@ -204,23 +206,45 @@ class FakeServer:
                 conn, _ = self._listener.accept()
             except OSError:
                 return
+            self.connections += 1
             with conn:
                 self._converse(conn)
 
     def _converse(self, conn: socket.socket) -> None:
         while data := conn.recv(65536):
-            if b"ECHO" not in data:
+            if b"PING" in data and self.hang_up_on_ping:
+                return
+            if b"ECHO" not in data:  # redis-py's handshake, or a PING
                 commands = data.count(b"\r\n*") + data.startswith(b"*")
                 conn.sendall(b"+OK\r\n" * commands)
                 continue
             self.frames.append(data)
-            if self.reply:
-                conn.sendall(self.reply)
-                conn.recv(65536)  # until the client closes
-            return
+            if not self.reply:
+                return
+            conn.sendall(self.reply)
 
     def close(self) -> None:
         self._listener.close()
+
+
+ECHO_TWICE = b"*2\r\n$4\r\nECHO\r\n$1\r\nx\r\n" * 2
+
+
+def fake_line(server: FakeServer, idle_limit: float = 30.0) -> PushLine:
+    connection = redis.Connection(port=server.port, protocol=2)  # type: ignore[no-untyped-call]
+    return PushLine(connection, idle_limit=idle_limit)
+
+
+@pytest.mark.parametrize("hang_up_on_ping", [False, True], ids=["wrong-answer", "hang-up"])
+def test_a_line_whose_ping_fails_reconnects_before_sending(hang_up_on_ping: bool) -> None:
+    server = FakeServer(b":1\r\n:1\r\n", hang_up_on_ping=hang_up_on_ping)
+    line = fake_line(server, idle_limit=0.0)
+    assert line.exchange(ECHO_TWICE, 2) == [1, 1]
+    assert line.exchange(ECHO_TWICE, 2) == [1, 1]  # after "+OK" for PING, or no answer
+    assert server.connections == 2
+    assert server.frames == [ECHO_TWICE, ECHO_TWICE]
+    line.close()
+    server.close()
 
 
 @pytest.mark.parametrize(("reply", "error", "message"), [
@@ -232,13 +256,11 @@ def test_a_broken_reply_raises_and_the_frame_is_sent_once(
     reply: bytes, error: type[BrokerError], message: str
 ) -> None:
     server = FakeServer(reply)
-    connection = redis.Connection(port=server.port, protocol=2)  # type: ignore[no-untyped-call]
-    line = PushLine(connection, idle_limit=30.0)
-    frame = b"*2\r\n$4\r\nECHO\r\n$1\r\nx\r\n" * 2
+    line = fake_line(server)
     with pytest.raises(redis.RedisError) as caught:
-        line.exchange(frame, 2)
+        line.exchange(ECHO_TWICE, 2)
     translated = translate(caught.value)
     assert isinstance(translated, error)
     assert message in str(translated)
-    assert server.frames == [frame]  # sent once: a failure after the write is not retried
+    assert server.frames == [ECHO_TWICE]  # sent once: a failure after the write is not retried
     server.close()

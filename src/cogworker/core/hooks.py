@@ -211,8 +211,8 @@ class Hooks:
         result that is not None wins, exceptions propagate.
 
         Called directly because every push and every job runs one, and pluggy's dispatch
-        cost more than the built-in unique plugin's check; with a wrapper registered, or tracing on,
-        pluggy makes the call.
+        cost more than the built-in unique plugin's check. With a wrapper registered, or
+        tracing on, pluggy makes the call.
         """
         caller: pluggy.HookCaller = getattr(self._pm.hook, hook_name)
         impls = caller.get_hookimpls()

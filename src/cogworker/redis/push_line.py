@@ -108,7 +108,7 @@ class PushLine:
         try:
             self._write(self._sock, _PING)
             healthy = _read_lines(self._sock, 1) == [b"+PONG"]
-        except OSError:
+        except (OSError, rex.RedisError):
             healthy = False
         if not healthy:
             self.close()
