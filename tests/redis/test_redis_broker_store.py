@@ -66,6 +66,9 @@ def test_store_pushes_one_job_in_one_round_trip(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     broker.ping()  # open the connection first: its handshake is not part of the store
+    listener = redis_client.pubsub()  # type: ignore[no-untyped-call]
+    listener.subscribe(keys.wakeup)  # a worker waiting on several queues: PUBLISH is sent
+    assert listener.get_message(timeout=5.0) is not None  # the subscription is confirmed
     warm_up = job()
     broker.store([("default", warm_up)], [])  # registers the queue (push.lua)
     broker.store([("default", warm_up)], [])  # opens the push connection
@@ -89,6 +92,7 @@ def test_store_pushes_one_job_in_one_round_trip(
     assert delta == {"lpush": 1, "publish": 1}  # the queue is known: no script, no SADD
     assert redis_client.lrange(keys.queue("default"), 0, -1) == [raw.encode(), warm_up.encode()]
     assert redis_client.smembers(keys.queues) == {b"default"}
+    listener.close()
 
 
 def test_store_bulk_and_scheduled_in_one_round_trip(

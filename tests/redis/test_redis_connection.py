@@ -12,6 +12,7 @@ import redis
 from redis.retry import Retry
 
 from cogworker.core.errors import ConfigurationError
+from cogworker.redis.broker import RedisBroker
 from cogworker.redis.connection import (
     CONNECTION_RETRIES,
     HEALTH_CHECK_INTERVAL,
@@ -19,6 +20,7 @@ from cogworker.redis.connection import (
     make_client,
     redact_url,
 )
+from cogworker.redis.keys import KeySchema
 from cogworker.redis.server_process import free_port
 from helpers.redis_servers import RedisServerFactory
 
@@ -134,3 +136,30 @@ def test_sentinel_url_reaches_the_master(sentinel_port: int, namespace: str) -> 
     assert client.get(f"{namespace}:k") == b"v"
     assert client.info("replication")["role"] == "master"
     client.close()
+
+
+def push_through_a_push_line(url: str, keys: KeySchema) -> list[bytes | str]:
+    """Two single pushes (the second over the pusher's own connection); what is queued."""
+    broker = RedisBroker(make_client(url, max_connections=2), keys)
+    try:
+        for n in range(2):
+            broker.store([("default", f'{{"class":"J","args":[{n}]}}')], [])
+        commands = [entry["cmd"] for entry in broker.client.client_list()]
+        assert "publish" in commands  # the push connection's last command
+        return broker.client.lrange(keys.queue("default"), 0, -1)
+    finally:
+        broker.client.delete(keys.queue("default"), keys.queues)
+        broker.close()
+
+
+def test_pushes_over_a_unix_socket(redis_server_factory: RedisServerFactory,
+                                   keys: KeySchema) -> None:
+    server = redis_server_factory(unix_socket=True, appendonly=False)
+    assert push_through_a_push_line(server.url, keys) == [
+        b'{"class":"J","args":[1]}', b'{"class":"J","args":[0]}']
+
+
+def test_pushes_through_sentinel_reach_the_master(sentinel_port: int, keys: KeySchema) -> None:
+    url = f"redis+sentinel://127.0.0.1:{sentinel_port}/mymaster/0"
+    assert push_through_a_push_line(url, keys) == [
+        b'{"class":"J","args":[1]}', b'{"class":"J","args":[0]}']

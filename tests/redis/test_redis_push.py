@@ -6,6 +6,7 @@ import os
 import socket
 import threading
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 import redis
@@ -16,6 +17,7 @@ from cogworker.redis.broker import RedisBroker
 from cogworker.redis.connection import make_client
 from cogworker.redis.errors import translate
 from cogworker.redis.keys import KeySchema
+from cogworker.redis.push import WAKEUP_RECHECK, Pusher
 from cogworker.redis.push_line import PushLine
 from helpers.redis_servers import RedisServerFactory
 
@@ -45,13 +47,67 @@ def stored(client: redis.Redis, keys: KeySchema, queue: str = "default") -> list
 
 
 def push_connection_ids(client: redis.Redis) -> list[str]:
-    """Connections whose last command was the PUBLISH of a push."""
-    return [str(entry["id"]) for entry in client.client_list() if entry["cmd"] == "publish"]
+    """Connections whose last command was the LPUSH or PUBLISH of a push."""
+    return [str(entry["id"]) for entry in client.client_list()
+            if entry["cmd"] in ("lpush", "publish")]
+
+
+def listening(client: redis.Redis, channel: str) -> Any:
+    """A subscription to ``channel``, confirmed by Redis before this returns."""
+    listener = client.pubsub()  # type: ignore[no-untyped-call]
+    listener.subscribe(channel)
+    confirmation = listener.get_message(timeout=5.0)
+    assert confirmation is not None and confirmation["type"] == "subscribe"
+    return listener
 
 
 def command_calls(client: redis.Redis, name: str) -> int:
     stats = client.info("commandstats").get(f"cmdstat_{name}", {})
     return int(stats.get("calls", 0))
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_without_listeners_the_wake_up_is_left_out_and_asked_again_a_second_later(
+    broker: RedisBroker, keys: KeySchema, redis_client: redis.Redis
+) -> None:
+    clock = Clock()
+    pusher = Pusher(broker.client, keys, broker.scripts, clock=clock)
+    before = command_calls(redis_client, "publish")
+    for _ in range(4):  # push.lua, then the line: PUBLISH reaches nobody, then none
+        pusher.push("default", job())
+    assert command_calls(redis_client, "publish") == before + 2
+    clock.now += WAKEUP_RECHECK
+    listener = listening(redis_client, keys.wakeup)  # a worker starts waiting on several queues
+    for _ in range(2):  # asked again: somebody listens now, so every push announces
+        pusher.push("default", job())
+    assert command_calls(redis_client, "publish") == before + 4
+    assert len(stored(redis_client, keys)) == 6
+    listener.close()
+    pusher.close()
+
+
+def test_with_a_listener_every_push_wakes_it(
+    broker: RedisBroker, keys: KeySchema, redis_client: redis.Redis
+) -> None:
+    listener = listening(redis_client, keys.wakeup)
+    pusher = Pusher(broker.client, keys, broker.scripts, clock=Clock())
+    for _ in range(4):
+        pusher.push("mail", job("mail"))
+    messages = []
+    for _ in range(4):
+        message = listener.get_message(timeout=5.0)
+        assert message is not None
+        messages.append(message["data"])
+    assert messages == [b"mail"] * 4
+    listener.close()
+    pusher.close()
 
 
 def test_a_killed_push_connection_is_reopened_before_the_job_is_sent(

@@ -80,3 +80,67 @@ def test_no_unique_turns_deduplication_off(
     assert None not in results
     assert len(queued(redis_client, keys)) == 2
     assert lock_keys(redis_client, keys) == []
+
+
+# A plugin with a rule of its own, keyed on an option the builtin does not know.
+ACME_EXCLUSIVE = """
+    from cogworker.core.markers import hookimpl
+
+    events = []
+
+
+    @hookimpl
+    def cogworker_acquire_unique_lock(app, job):
+        if job.get("exclusive"):
+            events.append(("acquire", job["args"]))
+            return True
+        return None
+
+
+    @hookimpl
+    def cogworker_extend_unique_lock(app, job, ttl):
+        if job.get("exclusive"):
+            events.append(("extend", job["args"]))
+
+
+    @hookimpl
+    def cogworker_release_unique_lock(app, job, reason):
+        if job.get("exclusive"):
+            events.append((reason, job["args"]))
+    """
+
+
+def test_a_plugin_with_its_own_option_hears_every_release_and_extension(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, redis_url: str, namespace: str,
+) -> None:
+    (tmp_path / "acme_exclusive.py").write_text(textwrap.dedent(ACME_EXCLUSIVE), "utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    app = cogworker.App(redis_url=redis_url, namespace=namespace,
+                        plugins=["acme_exclusive:"])
+
+    @app.job(exclusive=True, retry=1)
+    def report(outcome: str) -> None:
+        if outcome == "fail":
+            raise RuntimeError("boom")
+
+    try:
+        with app.testing.fake():
+            app.testing.freeze()
+            report.perform_async("ok")
+            report.perform_async("fail")
+            report.perform_one()  # "ok" succeeds
+            with pytest.raises(RuntimeError):
+                report.perform_one()  # "fail" fails: one retry left
+            app.testing.advance(3600)
+            with pytest.raises(RuntimeError):
+                report.perform_one()  # and fails for good
+        events = sys.modules["acme_exclusive"].events
+    finally:
+        app.close()
+        sys.modules.pop("acme_exclusive", None)
+    assert events == [
+        ("acquire", ["ok"]), ("acquire", ["fail"]),
+        ("success", ["ok"]),
+        ("extend", ["fail"]),
+        ("dead", ["fail"]),
+    ]

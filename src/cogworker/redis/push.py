@@ -19,6 +19,7 @@ import os
 import threading
 import time
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 import redis
@@ -30,13 +31,17 @@ from cogworker.redis.push_line import PushLine
 from cogworker.redis.scripts import Scripts
 
 REGISTRY_REFRESH = 60.0
+WAKEUP_RECHECK = 1.0
 
 
 class Pusher:
-    def __init__(self, client: redis.Redis, keys: KeySchema, scripts: Scripts) -> None:
+    def __init__(self, client: redis.Redis, keys: KeySchema, scripts: Scripts, *,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self._client = client
         self._keys = keys
         self._scripts = scripts
+        self._clock = clock
+        self._unheard_until = 0.0  # no PUBLISH before this: nobody listened last time
         self._registered: dict[str, float] = {}
         self._frames: dict[str, tuple[bytes, bytes]] = {}
         self._lines: list[PushLine] = []
@@ -45,9 +50,9 @@ class Pusher:
 
     def push(self, queue: str, raw: str) -> None:
         """Store one job on ``queue``; raises BrokerError/BrokerUnavailableError."""
-        now = time.monotonic()
+        now = self._clock()
         if now - self._registered.get(queue, -REGISTRY_REFRESH) < REGISTRY_REFRESH:
-            self._push_known(queue, raw)
+            self._push_known(queue, raw, announce=now >= self._unheard_until)
             return
         self._scripts.run("cogworker.redis", "push",
                           [self._keys.queues, self._keys.queue(queue)],
@@ -66,19 +71,22 @@ class Pusher:
         for line in lines:
             line.close()
 
-    def _push_known(self, queue: str, raw: str) -> None:
-        parts = self._frames.get(queue) or self._frame_parts(queue)
+    def _push_known(self, queue: str, raw: str, *, announce: bool) -> None:
+        lpush, publish = self._frames.get(queue) or self._frame_parts(queue)
         body = raw.encode()
-        frame = b"%s$%d\r\n%s\r\n%s" % (parts[0], len(body), body, parts[1])
+        frame = b"%s$%d\r\n%s\r\n%s" % (lpush, len(body), body, publish if announce else b"")
         line = self._checkout()
         try:
-            replies = line.exchange(frame, 2)
+            replies = line.exchange(frame, 2 if announce else 1)
         except redis.RedisError as exc:
             raise translate(exc) from exc
         self._lines.append(line)
         for reply in replies:
             if not isinstance(reply, int):
                 raise translate(reply) from reply
+        if announce:
+            listeners = replies[1]
+            self._unheard_until = self._clock() + WAKEUP_RECHECK if listeners == 0 else 0.0
 
     def _frame_parts(self, queue: str) -> tuple[bytes, bytes]:
         """RESP for ``LPUSH <queue key> `` and for ``PUBLISH <wake-up channel> <queue>``."""
