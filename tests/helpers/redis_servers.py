@@ -9,11 +9,29 @@ from collections.abc import Callable
 
 import redis
 
+from cogworker.redis.broker import RedisBroker
+from cogworker.redis.connection import make_client
+from cogworker.redis.keys import KeySchema
 from cogworker.redis.server import RedisServer
 from cogworker.redis.server_process import wait_for_exit
 
 RedisServerFactory = Callable[..., RedisServer]
 """The ``redis_server_factory`` fixture: takes ``RedisServer`` keyword arguments."""
+
+
+def demotable_broker(
+    factory: RedisServerFactory, keys: KeySchema
+) -> tuple[RedisBroker, Callable[[], None]]:
+    """A broker on a private primary, and a call that makes it a read-only replica of
+    another private server (Redis then answers writes with READONLY). Close the broker."""
+    primary = factory(appendonly=False)
+    node = factory(appendonly=False)
+    broker = RedisBroker(make_client(node.url, max_connections=2), keys)
+
+    def demote() -> None:
+        broker.client.replicaof("127.0.0.1", primary.port)
+
+    return broker, demote
 
 
 def delete_namespace(client: redis.Redis, namespace: str) -> None:

@@ -12,7 +12,7 @@ from cogworker.redis.broker import RedisBroker
 from cogworker.redis.connection import make_client
 from cogworker.redis.keys import KeySchema
 from cogworker.redis.server_process import free_port
-from helpers.redis_servers import RedisServerFactory
+from helpers.redis_servers import RedisServerFactory, demotable_broker
 
 JOB = '{"class":"Work","args":[],"queue":"default","jid":"0123456789abcdef01234567"}'
 
@@ -48,10 +48,8 @@ def test_a_server_that_goes_away_and_comes_back(
 def test_a_read_only_replica_is_unavailable(
     redis_server_factory: RedisServerFactory, keys: KeySchema
 ) -> None:
-    primary = redis_server_factory(appendonly=False)
-    replica = redis_server_factory(appendonly=False)
-    broker = RedisBroker(make_client(replica.url, max_connections=1), keys)
-    broker.client.replicaof("127.0.0.1", primary.port)
+    broker, demote = demotable_broker(redis_server_factory, keys)
+    demote()
     with pytest.raises(BrokerUnavailableError) as caught:
         broker.file_job("retry", time.time(), JOB)
     assert isinstance(caught.value.__cause__, redis.ReadOnlyError)

@@ -19,7 +19,7 @@ from cogworker.redis.errors import translate
 from cogworker.redis.keys import KeySchema
 from cogworker.redis.push import WAKEUP_RECHECK, Pusher
 from cogworker.redis.push_line import PushLine
-from helpers.redis_servers import RedisServerFactory
+from helpers.redis_servers import RedisServerFactory, demotable_broker
 
 
 def job(queue: str = "default") -> str:
@@ -175,11 +175,9 @@ def test_an_error_reply_is_raised_and_the_next_push_works(
 def test_a_read_only_replica_makes_a_push_unavailable(
     redis_server_factory: RedisServerFactory, keys: KeySchema
 ) -> None:
-    primary = redis_server_factory(appendonly=False)
-    node = redis_server_factory(appendonly=False)
-    broker = RedisBroker(make_client(node.url, max_connections=2), keys)
+    broker, demote = demotable_broker(redis_server_factory, keys)
     push_twice(broker)
-    broker.client.replicaof("127.0.0.1", primary.port)
+    demote()
     with pytest.raises(BrokerUnavailableError, match="READONLY"):
         broker.store([("default", job())], [])
     broker.client.replicaof("NO", "ONE")  # a fail-over back: the line reconnects

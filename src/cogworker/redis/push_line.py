@@ -34,12 +34,13 @@ _REPLY_LIMIT = 65_536  # a one-line reply longer than this is not one of ours
 
 
 class PushLine:
-    """One connection, used by one thread at a time (the :class:`Pusher` hands it out)."""
+    """One RESP2 connection, used by one thread at a time (the :class:`Pusher` opens it
+    so, and hands it out)."""
 
     def __init__(self, connection: Any, idle_limit: float) -> None:
         self.connection = connection
         self._idle_limit = idle_limit
-        self._direct = str(getattr(connection, "protocol", 2) or 2) == "2"
+        self._direct = True  # until redis-py turns out to expose no plain socket
         self._sock: socket.socket | None = None
         self._poller: Any = None
         self._used_at = 0.0
