@@ -153,9 +153,15 @@ class Fleet:
 
     def stop_all(self) -> None:
         """SIGTERM every worker still running (once: a second SIGTERM that lands after the
-        process restored its default handlers would kill it); each must exit 0."""
+        process restored its default handlers would kill it); each must exit 0.
+
+        A worker started with ``wait=False`` may still be importing, before its handlers
+        exist, where SIGTERM's default action ends it with -15; so each is first waited for
+        until it has logged its start-up line."""
         stopping = [worker for worker in self.workers
                     if worker.process is not None and worker.process.poll() is None]
+        for worker in stopping:
+            worker.wait_for_output(" started identity=")
         for worker in stopping:
             worker.signal(signal.SIGTERM)
         for worker in stopping:

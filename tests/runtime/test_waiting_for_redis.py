@@ -1,9 +1,11 @@
 """A worker started while Redis is down waits for it (its first heartbeat is retried) and
-fetches nothing until then; a TERM during that wait ends it cleanly."""
+fetches nothing until then; a TERM during that wait, or while the app is still being
+imported, ends it cleanly."""
 
 from __future__ import annotations
 
 import signal
+import textwrap
 
 import pytest
 import redis
@@ -55,3 +57,27 @@ def test_a_worker_waits_for_redis_and_a_term_meanwhile_exits_zero(
     client = redis.Redis.from_url(server.url)
     assert jids_on(client, keys.queue("default")) == []
     client.close()
+
+
+SLOW_IMPORT = textwrap.dedent("""
+    import sys
+    import time
+
+    print("importing the app", file=sys.stderr, flush=True)
+    time.sleep(2)  # a large project's imports
+""")
+
+
+def test_a_term_while_the_app_is_still_being_imported_exits_zero_having_fetched_nothing(
+    start_worker: StartWorker, redis_client: redis.Redis, keys: KeySchema, ledger: Ledger,
+) -> None:
+    jid = new_jid()
+    push_raw(redis_client, keys, "default", payload("Work", [1], "default", jid))
+    worker = start_worker(SLOW_IMPORT + WORK_JOBS, wait=False)
+    worker.wait_for_output("importing the app", 20)
+    worker.signal(signal.SIGTERM)
+    assert wait_exit(worker, 20) == 0
+    assert "Received stop signal before startup completed" in worker.output()
+    assert STARTED not in worker.output()
+    assert ledger.count("ran") == 0
+    assert jids_on(redis_client, keys.queue("default")) == [jid]

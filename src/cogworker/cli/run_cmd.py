@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import queue
 import sys
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,8 @@ from cogworker.cli.common import CogworkerUsageError, app_options, handle_errors
 from cogworker.cli.logging_setup import configure_logging
 from cogworker.core.config_layers import parse_queue_options
 from cogworker.core.errors import ConfigurationError, PluginError
+from cogworker.core.settings import Settings
+from cogworker.worker import signals
 
 
 def _queues(values: tuple[str, ...]) -> tuple[str, ...] | None:
@@ -58,17 +61,28 @@ def run_command(
         "logfile": logfile, "plugins": plugins or None, "log_level": log_level,
         "log_format": log_format,
     }
-    app = obtain_app(app_path=app_path, require=require, config=config, redis_url=redis_url,
-                     namespace=namespace, environment=environment, cli_settings=flags,
-                     server=True)
-    _activate_plugins(app)
-    settings = app.settings
+    # Handlers go in before the app is imported (which can take seconds in a large project),
+    # so a TERM at any point from here on is a clean stop with exit 0.
+    tokens: signals.TokenQueue = queue.SimpleQueue()
+    early = signals.install(tokens)
+    try:
+        app = obtain_app(app_path=app_path, require=require, config=config,
+                         redis_url=redis_url, namespace=namespace, environment=environment,
+                         cli_settings=flags, server=True)
+        _activate_plugins(app)
+        _configure_logging(app.settings)
+        from cogworker.worker.launcher import Launcher
+
+        code = Launcher(app, tokens).run()
+    finally:
+        early.restore()
+    sys.exit(code)
+
+
+def _configure_logging(settings: Settings) -> None:
     try:
         configure_logging(settings.log_level, settings.log_format, settings.logfile)
     except OSError as exc:
         raise CogworkerUsageError(
             f"cannot open the log file {settings.logfile} for appending ({exc.strerror}); "
             "create its folder or set -L/--logfile to another path") from exc
-    from cogworker.worker.launcher import Launcher
-
-    sys.exit(Launcher(app).run())

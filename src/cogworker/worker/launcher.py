@@ -50,10 +50,12 @@ WATCH_SLICE: Final = 1.0  # seconds the main thread waits for a token before loo
 class Launcher:
     """One worker process. Implements :class:`cogworker.core.hookspecs.WorkerHandle`."""
 
-    def __init__(self, app: App) -> None:
+    def __init__(self, app: App, tokens: signals.TokenQueue | None = None) -> None:
+        """``tokens``: a queue whose OS signal handlers were installed before the app was
+        loaded (``cogworker run`` does this), so a TERM during a slow import still stops."""
         self.app = app
         self.identity = app.identity
-        self.tokens: signals.TokenQueue = queue.SimpleQueue()
+        self.tokens: signals.TokenQueue = tokens if tokens is not None else queue.SimpleQueue()
         self.outages = OutageLog()
         self.fetcher: Fetcher | None = None
         self.manager: Manager | None = None
@@ -86,7 +88,9 @@ class Launcher:
         self.app.identity = self.identity = make_identity()
         installed = signals.install(self.tokens)
         try:
-            if not self._start():
+            if self._stop_requested_during_startup() or not self._start():
+                logger.info("Received stop signal before startup completed, identity=%s",
+                            self.identity)
                 return 0
             self._watch()
             self._stop()
@@ -107,8 +111,6 @@ class Launcher:
             worker=self, on_stop=self.request_stop,
         )
         if not heartbeat.start(abort_if=self._stop_requested_during_startup):
-            logger.info("Received stop signal before startup completed, identity=%s",
-                        self.identity)
             heartbeat.stop()
             self._close_fetcher()
             return False
