@@ -88,9 +88,7 @@ class Launcher:
         self.app.identity = self.identity = make_identity()
         installed = signals.install(self.tokens)
         try:
-            if self._stop_requested_during_startup() or not self._start():
-                logger.info("Received stop signal before startup completed, identity=%s",
-                            self.identity)
+            if not self._start():
                 return 0
             self._watch()
             self._stop()
@@ -110,7 +108,12 @@ class Launcher:
             self.app, manager, self.outages, holds_listed_jobs,
             worker=self, on_stop=self.request_stop,
         )
-        if not heartbeat.start(abort_if=self._stop_requested_during_startup):
+        # A TERM may have come while the app was imported (``cogworker run`` installs the
+        # handlers first); quiet tokens are applied here, now that the manager exists.
+        if (self._stop_requested_during_startup()
+                or not heartbeat.start(abort_if=self._stop_requested_during_startup)):
+            logger.info("Received stop signal before startup completed, identity=%s",
+                        self.identity)
             heartbeat.stop()
             self._close_fetcher()
             return False
