@@ -14,9 +14,9 @@ import os
 import shutil
 import tempfile
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 import redis
@@ -82,6 +82,24 @@ def redis_client(redis_url: str, namespace: str) -> Iterator[redis.Redis]:
     finally:
         delete_namespace(client, namespace)
         client.close()
+
+
+@pytest.fixture
+def acl_user(redis_url: str, redis_client: redis.Redis) -> Iterator[Callable[..., str]]:
+    """``acl_user(*rules)``: a Redis user on the session server with these ACL rules (after
+    ``reset on``, a password added); returns its URL. The users are deleted afterwards."""
+    names: list[str] = []
+
+    def make(*rules: str) -> str:
+        name = f"u-{uuid.uuid4().hex[:8]}"
+        redis_client.acl_setuser(name, reset=True, enabled=True, passwords=["+pw"])
+        cast(Any, redis_client).execute_command("ACL", "SETUSER", name, *rules)
+        names.append(name)
+        return redis_url.replace("redis://", f"redis://{name}:pw@", 1)
+
+    yield make
+    if names:
+        redis_client.acl_deluser(*names)
 
 
 @pytest.fixture

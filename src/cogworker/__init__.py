@@ -16,6 +16,7 @@ from cogworker.__about__ import __version__
 from cogworker.app import App
 from cogworker.core.errors import (
     BrokerError,
+    BrokerPermissionError,
     BrokerUnavailableError,
     CogworkerError,
     ConfigurationError,
@@ -30,6 +31,7 @@ from cogworker.core.markers import hookimpl, hookspec
 __all__ = [
     "App",
     "BrokerError",
+    "BrokerPermissionError",
     "BrokerUnavailableError",
     "CogworkerError",
     "ConfigurationError",

@@ -319,3 +319,24 @@ def test_outage_log_collapses_repeats(caplog: pytest.LogCaptureFixture) -> None:
     assert sum("Redis unavailable" in line for line in lines) == 1
     assert sum("still unavailable" in line for line in lines) == 1
     assert sum("available again after 21 error(s)" in line for line in lines) == 1
+
+
+def test_outage_log_collapses_acl_refusals_and_shows_other_errors_every_time(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO)
+    log = OutageLog(summary_interval=60)
+    refusal = cogworker.BrokerPermissionError("NOPERM no channel; grant &ns:*")
+    for _ in range(30):  # a subscriber retrying every second for half a minute
+        log.report("remote control", refusal)
+    log.report("fetch", cogworker.BrokerError("WRONGTYPE"))
+    log.report("fetch", cogworker.BrokerError("WRONGTYPE"))
+    log.recovered("remote control")
+    lines = [r.getMessage() for r in caplog.records]
+    assert lines == [
+        "remote control: Redis refused: NOPERM no channel; grant &ns:* "
+        "(repeats summarized every 60s)",
+        "fetch: BrokerError: WRONGTYPE",
+        "fetch: BrokerError: WRONGTYPE",
+        "remote control: Redis allows it again after 30 error(s) over 0s",
+    ]

@@ -16,6 +16,7 @@ The tree::
     │   └── PluginLoadError             a plugin failed to import
     ├── BrokerError                     the broker failed; ``__cause__`` keeps the driver error
     │   ├── BrokerUnavailableError      connection lost, Redis loading/readonly/busy: retry later
+    │   ├── BrokerPermissionError       the Redis user's ACL refuses a command, key or channel
     │   └── UnsupportedCommandError     the server lacks a command (e.g. LMOVE before 6.2)
     ├── EmbeddedRedisError              the private redis-server could not be found or started
     └── TestingError
@@ -153,6 +154,10 @@ class BrokerError(CogworkerError):
 
 class BrokerUnavailableError(BrokerError, ConnectionError):
     """The broker cannot be reached right now (connection, LOADING, READONLY, BUSY...)."""
+
+
+class BrokerPermissionError(BrokerError, PermissionError):
+    """The Redis user's ACL refuses a command, a key or a pub/sub channel (NOPERM)."""
 
 
 class UnsupportedCommandError(BrokerError):

@@ -2,8 +2,9 @@
 
 While Redis is down every thread fails every second. :class:`OutageLog` logs the first
 unavailability error of each *site* (``"fetch"``, ``"heartbeat"``...), then one summary at
-most every ``summary_interval`` seconds, and one line when the site works again. Any other
-error is logged in full every time.
+most every ``summary_interval`` seconds, and one line when the site works again. An ACL
+refusal repeats the same way (a thread retrying a channel its Redis user may not use) and is
+collapsed the same way. Any other error is logged in full every time.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import threading
 import time
 from dataclasses import dataclass
 
-from cogworker.core.errors import BrokerUnavailableError
+from cogworker.core.errors import BrokerPermissionError, BrokerUnavailableError
 
 logger = logging.getLogger("cogworker.outage")
 
@@ -27,6 +28,7 @@ class _Outage:
     count: int = 1
     since_summary: int = 0
     latest: str = ""
+    refused: bool = False  # an ACL refusal, not an unreachable Redis
 
 
 class OutageLog:
@@ -39,14 +41,16 @@ class OutageLog:
 
     def report(self, site: str, exc: BaseException) -> None:
         """Log ``exc`` raised at ``site``, collapsing repeats of unavailability."""
-        if not isinstance(exc, BrokerUnavailableError):
+        refused = isinstance(exc, BrokerPermissionError)
+        if not refused and not isinstance(exc, BrokerUnavailableError):
             self._log.error("%s: %s: %s", site, type(exc).__name__, exc, exc_info=exc)
             return
         now = time.monotonic()
         with self._lock:
             outage = self._outages.get(site)
             if outage is None:
-                self._outages[site] = _Outage(started=now, last_summary=now, latest=str(exc))
+                self._outages[site] = _Outage(started=now, last_summary=now, latest=str(exc),
+                                              refused=refused)
                 first = True
             else:
                 first = False
@@ -57,12 +61,13 @@ class OutageLog:
                 if due:
                     repeats, outage.since_summary, outage.last_summary = (
                         outage.since_summary, 0, now)
+        state = "refused" if refused else "unavailable"
         if first:
-            self._log.error("%s: Redis unavailable: %s (repeats summarized every %ds)",
-                            site, exc, int(self._interval))
+            self._log.error("%s: Redis %s: %s (repeats summarized every %ds)",
+                            site, state, exc, int(self._interval))
         elif due:
-            self._log.error("%s: still unavailable: %d more error(s) in the last %ds "
-                            "(latest: %s)", site, repeats, int(self._interval), exc)
+            self._log.error("%s: still %s: %d more error(s) in the last %ds "
+                            "(latest: %s)", site, state, repeats, int(self._interval), exc)
 
     def recovered(self, site: str) -> None:
         """The site worked: close its outage with one line, if it had one."""
@@ -71,8 +76,9 @@ class OutageLog:
         with self._lock:
             outage = self._outages.pop(site, None)
         if outage is not None:
-            self._log.warning("%s: Redis available again after %d error(s) over %.0fs",
-                              site, outage.count, time.monotonic() - outage.started)
+            self._log.warning("%s: Redis %s again after %d error(s) over %.0fs", site,
+                              "allows it" if outage.refused else "available",
+                              outage.count, time.monotonic() - outage.started)
 
     def is_down(self, site: str) -> bool:
         return site in self._outages

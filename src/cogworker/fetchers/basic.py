@@ -108,12 +108,15 @@ class BasicFetcher:
         """Nothing to do: a popped job already left Redis."""
 
     def give_back(self, work: UnitOfWork) -> bool:
-        """RPUSH the job back onto its queue (the end the next fetch pops)."""
-        pipe = self._client.pipeline(transaction=True)
+        """RPUSH the job back onto its queue (the end the next fetch pops), then wake a
+        worker; both in one round trip, the wake-up best-effort (an ACL may refuse it)."""
+        pipe = self._client.pipeline(transaction=False)
         pipe.rpush(self._keys.queue(work.queue), wire(work.raw))
         pipe.publish(self._keys.wakeup, work.queue)
         with translate_errors():
-            pipe.execute()
+            pushed, _published = pipe.execute(raise_on_error=False)
+            if isinstance(pushed, Exception):
+                raise pushed
         return True
 
     def interrupt(self, work: UnitOfWork, set_name: SortedSetName, score: float,

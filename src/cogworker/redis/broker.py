@@ -66,12 +66,14 @@ class RedisBroker:
     # client side -------------------------------------------------------------------------
     def store(self, immediate: Sequence[tuple[str, str]],
               scheduled: Sequence[tuple[float, str]]) -> None:
-        """Push and schedule jobs in one round trip: a single push through
-        :class:`~cogworker.redis.push.Pusher`, anything else in one MULTI/EXEC.
+        """Push and schedule jobs: a single push through
+        :class:`~cogworker.redis.push.Pusher` (one round trip), anything else in one
+        MULTI/EXEC, then the wake-ups.
 
         Raws of one queue go in one LPUSH in the given order; fetchers pop from the right,
-        so the first given is the first fetched. Each queue touched is registered and
-        announced on the wake-up channel in the same transaction.
+        so the first given is the first fetched. Each queue touched is registered in the
+        transaction, and announced on the wake-up channel after it (best-effort, through
+        :meth:`Pusher.announce <cogworker.redis.push.Pusher.announce>`).
         """
         if not immediate and not scheduled:
             return
@@ -88,10 +90,10 @@ class RedisBroker:
             pipe.lpush(self.keys.queue(queue), *raws)
         if scheduled:
             pipe.zadd(self.keys.schedule, {raw: at for at, raw in scheduled})
-        for queue in by_queue:
-            pipe.publish(self.keys.wakeup, queue)
         with translate_errors():
             pipe.execute()
+        # After, not inside, the MULTI: a refused PUBLISH there would abort the whole batch.
+        self._pusher.announce(by_queue)
 
     # worker side -------------------------------------------------------------------------
     def server_time(self) -> float:

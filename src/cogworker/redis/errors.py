@@ -7,6 +7,8 @@ Core code never catches ``redis.*``: everything Redis-specific raises through
   ``MASTERDOWN``, ``TRYAGAIN`` or ``BUSY`` (also inside a Lua error) to
   :class:`BrokerUnavailableError` — retry later, nothing is wrong with the data;
 * "unknown command" replies (also from inside a script) to :class:`UnsupportedCommandError`;
+* ACL refusals (``NOPERM``, also from inside a script) to :class:`BrokerPermissionError`,
+  whose message says what to grant;
 * every other Redis error to :class:`BrokerError`.
 """
 
@@ -18,13 +20,24 @@ from contextlib import contextmanager
 
 import redis.exceptions as rex
 
-from cogworker.core.errors import BrokerError, BrokerUnavailableError, UnsupportedCommandError
+from cogworker.core.errors import (
+    BrokerError,
+    BrokerPermissionError,
+    BrokerUnavailableError,
+    UnsupportedCommandError,
+)
 
 _UNAVAILABLE_WORDS = ("READONLY", "LOADING", "MASTERDOWN", "TRYAGAIN", "BUSY")
 # The reply's own first word, or one quoted by a script or pipeline error ("…: -READONLY …",
 # "… caused error: READONLY …"); never a word that merely appears inside a payload.
 _UNAVAILABLE_RE = re.compile(r"(?:^|: -?|\s-)(READONLY|LOADING|MASTERDOWN|TRYAGAIN|BUSY)(?:\s|$)")
 _UNKNOWN_COMMAND_RE = re.compile(r"unknown (?:redis )?command", re.IGNORECASE)
+# NOPERM replies; inside a script Redis 6.2 words it "The user executing the script can't …"
+_NO_PERMISSION_RE = re.compile(r"NOPERM|no permissions to|user executing the script can't")
+ACL_ADVICE = ("the Redis user's ACL does not allow it: give the user cogworker's keys and "
+              "channels, e.g. ACL SETUSER <user> ~cogworker:* ~periodic:* resetchannels "
+              "&cogworker:* +@all -@dangerous (another namespace NS: ~NS:* &NS:*); see the "
+              "deploy how-to, 'A Redis user for cogworker'")
 
 
 def is_unavailable(exc: BaseException) -> bool:
@@ -44,6 +57,12 @@ def is_unknown_command(exc: BaseException) -> bool:
     return isinstance(exc, rex.ResponseError) and bool(_UNKNOWN_COMMAND_RE.search(str(exc)))
 
 
+def is_no_permission(exc: BaseException) -> bool:
+    """Whether a Redis exception is an ACL refusal."""
+    return isinstance(exc, rex.NoPermissionError) or (
+        isinstance(exc, rex.ResponseError) and bool(_NO_PERMISSION_RE.search(str(exc))))
+
+
 def translate(exc: rex.RedisError) -> BrokerError:
     """The cogworker error for a Redis error (the caller raises it ``from exc``)."""
     message = f"Redis error: {type(exc).__name__}: {exc}"
@@ -51,6 +70,8 @@ def translate(exc: rex.RedisError) -> BrokerError:
         return BrokerUnavailableError(message)
     if is_unknown_command(exc):
         return UnsupportedCommandError(message)
+    if is_no_permission(exc):
+        return BrokerPermissionError(f"{message}; {ACL_ADVICE}")
     return BrokerError(message)
 
 

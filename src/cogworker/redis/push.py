@@ -5,7 +5,10 @@ workers), atomically. After that, for :data:`REGISTRY_REFRESH` seconds, this cli
 the queue is registered (the registry is never pruned, and every worker's heartbeat
 re-registers its queues), so a push is just LPUSH + PUBLISH written together in one frame:
 two of Redis's cheapest commands, one round trip, no script to run. The LPUSH is the write
-that stores the job; the PUBLISH only wakes idle workers sooner.
+that stores the job; the PUBLISH only wakes idle workers sooner, so its failure never fails
+the push: when nobody listened it is left out for :data:`WAKEUP_RECHECK` seconds, and when
+the Redis user's ACL refuses the channel, for :data:`REFUSED_RECHECK` seconds (with one
+warning saying what to grant).
 
 Those frames go over :class:`~cogworker.redis.push_line.PushLine` connections of the
 pusher's own: one per thread pushing at the same moment, reused LIFO, opened with the
@@ -15,11 +18,12 @@ connection, nor the reverse), and forgotten in a forked child.
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import redis
@@ -27,11 +31,14 @@ import redis
 from cogworker.redis.connection import HEALTH_CHECK_INTERVAL
 from cogworker.redis.errors import translate
 from cogworker.redis.keys import KeySchema
-from cogworker.redis.push_line import PushLine
+from cogworker.redis.push_line import PushLine, Reply
 from cogworker.redis.scripts import Scripts
+
+logger = logging.getLogger(__name__)
 
 REGISTRY_REFRESH = 60.0
 WAKEUP_RECHECK = 1.0
+REFUSED_RECHECK = 60.0
 
 
 class Pusher:
@@ -41,7 +48,8 @@ class Pusher:
         self._keys = keys
         self._scripts = scripts
         self._clock = clock
-        self._unheard_until = 0.0  # no PUBLISH before this: nobody listened last time
+        self._unheard_until = 0.0  # no PUBLISH before this: nobody listened, or refused
+        self._refusal_reported = False
         self._registered: dict[str, float] = {}
         self._frames: dict[str, tuple[bytes, bytes]] = {}
         self._lines: list[PushLine] = []
@@ -81,12 +89,53 @@ class Pusher:
         except redis.RedisError as exc:
             raise translate(exc) from exc
         self._lines.append(line)
-        for reply in replies:
-            if not isinstance(reply, int):
-                raise translate(reply) from reply
+        stored = replies[0]
+        if not isinstance(stored, int):
+            raise translate(stored) from stored
         if announce:
-            listeners = replies[1]
-            self._unheard_until = self._clock() + WAKEUP_RECHECK if listeners == 0 else 0.0
+            self._note_wakeups(replies[1:])
+
+    def announce(self, queues: Iterable[str]) -> None:
+        """PUBLISH a wake-up for each of ``queues``, whose jobs are stored already.
+
+        Best-effort: a failure is logged, never raised (raising would invite the caller to
+        push the stored jobs again); idle workers find the jobs at their next timed look.
+        """
+        names = list(queues)
+        if not names or self._clock() < self._unheard_until:
+            return
+        frame = b"".join((self._frames.get(name) or self._frame_parts(name))[1]
+                         for name in names)
+        line = self._checkout()
+        try:
+            replies = line.exchange(frame, len(names))
+        except redis.RedisError as exc:
+            logger.warning("wake-up for %s not sent (%s); idle workers find the jobs within "
+                           "fetch_idle_max_interval", ", ".join(names), translate(exc))
+            return
+        self._lines.append(line)
+        self._note_wakeups(replies)
+
+    def _note_wakeups(self, replies: Sequence[Reply]) -> None:
+        """What the wake-up PUBLISHes answered decides when to send the next one."""
+        refused = next((reply for reply in replies if not isinstance(reply, int)), None)
+        if refused is not None:
+            self._unheard_until = self._clock() + REFUSED_RECHECK
+            self._report_refusal(refused)
+        elif all(listeners == 0 for listeners in replies):
+            self._unheard_until = self._clock() + WAKEUP_RECHECK
+        else:
+            self._unheard_until = 0.0
+
+    def _report_refusal(self, reply: redis.ResponseError) -> None:
+        if self._refusal_reported:
+            return
+        self._refusal_reported = True
+        logger.warning(
+            "Redis refused the wake-up PUBLISH on %s (%s). Jobs are stored all the same; "
+            "workers that wait on several queues find them within fetch_idle_max_interval "
+            "instead of at once. Wake-ups are tried again every %.0f s.",
+            self._keys.wakeup, translate(reply), REFUSED_RECHECK)
 
     def _frame_parts(self, queue: str) -> tuple[bytes, bytes]:
         """RESP for ``LPUSH <queue key> `` and for ``PUBLISH <wake-up channel> <queue>``."""

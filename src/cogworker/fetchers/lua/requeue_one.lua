@@ -13,6 +13,8 @@
 -- ARGV[5]  the queue name published on it
 --
 -- Returns 1 when requeued, 0 when the raw was no longer on the in-progress list.
+-- The wake-up PUBLISH is best-effort (pcall): when the Redis user's ACL refuses the channel,
+-- the job still moves and the script still completes.
 -- luacheck: globals KEYS ARGV redis
 
 if not redis.call('LPOS', KEYS[1], ARGV[1]) then
@@ -29,6 +31,6 @@ if KEYS[3] then
 end
 
 redis.call('RPUSH', KEYS[2], ARGV[1])
-redis.call('PUBLISH', ARGV[4], ARGV[5])
+redis.pcall('PUBLISH', ARGV[4], ARGV[5])
 redis.call('LREM', KEYS[1], 1, ARGV[1])
 return 1

@@ -11,6 +11,8 @@
 -- ARGV[5]  the queue name published on it
 --
 -- Returns the length of the queue after the push.
+-- The wake-up PUBLISH is best-effort (pcall): when the Redis user's ACL refuses the channel,
+-- the job still moves and the script still completes.
 -- luacheck: globals KEYS ARGV redis
 
 if KEYS[2] then
@@ -23,5 +25,5 @@ if KEYS[2] then
 end
 
 local length = redis.call('RPUSH', KEYS[1], ARGV[1])
-redis.call('PUBLISH', ARGV[4], ARGV[5])
+redis.pcall('PUBLISH', ARGV[4], ARGV[5])
 return length

@@ -9,9 +9,11 @@
 -- ARGV[3]  the first raw payload; more raws may follow
 --
 -- Returns the length of the queue after the push.
+-- The wake-up PUBLISH is best-effort (pcall): when the Redis user's ACL refuses the channel,
+-- the job still moves and the script still completes.
 -- luacheck: globals KEYS ARGV redis
 
 redis.call('SADD', KEYS[1], ARGV[1])
 local length = redis.call('LPUSH', KEYS[2], unpack(ARGV, 3))
-redis.call('PUBLISH', ARGV[2], ARGV[1])
+redis.pcall('PUBLISH', ARGV[2], ARGV[1])
 return length

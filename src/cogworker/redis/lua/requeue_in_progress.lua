@@ -18,6 +18,8 @@
 --          B = running lock or 0 for none.
 --
 -- Returns {requeued, failed}: failed entries (their queue key unusable) stay on the list.
+-- The wake-up PUBLISH is best-effort (pcall): when the Redis user's ACL refuses the channel,
+-- the job still moves and the script still completes.
 -- luacheck: globals KEYS ARGV redis
 
 local list = KEYS[1]
@@ -51,7 +53,7 @@ for i = 3, #ARGV, 6 do
     if type(pushed) == 'table' and pushed.err then
       failed = failed + 1
     else
-      redis.call('PUBLISH', channel, ARGV[i + 5])
+      redis.pcall('PUBLISH', channel, ARGV[i + 5])
       redis.call('LREM', list, 1, raw)
       requeued = requeued + 1
     end

@@ -38,6 +38,8 @@
 -- Returns {status, unlisted, next_head}: status is "alive", "changed" (the head is not
 -- ARGV[4]), "requeued", "parked", "buried" (dead record filed) or "failed"; unlisted is 1
 -- when the queue was added to the registry; next_head is the list's head now (nil if empty).
+-- The wake-up PUBLISH is best-effort (pcall): when the Redis user's ACL refuses the channel,
+-- the job still moves and the script still completes.
 -- luacheck: globals KEYS ARGV redis
 
 if redis.replicate_commands then
@@ -112,7 +114,7 @@ end
 if failed_call(redis.pcall('RPUSH', KEYS[5], head)) then
   return rotate()
 end
-redis.call('PUBLISH', ARGV[11], ARGV[7])
+redis.pcall('PUBLISH', ARGV[11], ARGV[7])
 
 local unlisted = 0
 local seen = redis.pcall('ZSCORE', KEYS[9], ARGV[7])
