@@ -113,7 +113,11 @@ class App:
 
     @property
     def keys(self) -> KeySchema:
-        return KeySchema(self.settings.namespace, cluster=self.settings.cluster)
+        from cogworker.redis.connection import is_cluster_url
+
+        settings = self.settings
+        cluster = settings.cluster or is_cluster_url(settings.redis_url)
+        return KeySchema(settings.namespace, cluster=cluster)
 
     @property
     def testing(self) -> Testing:
@@ -163,7 +167,8 @@ class App:
                 from cogworker.redis.connection import make_client
 
                 settings = self.settings
-                client = make_client(self.redis_url(), max_connections=settings.concurrency + 5)
+                client = make_client(self.redis_url(), max_connections=settings.concurrency + 5,
+                                     namespace=settings.namespace)
                 self._broker = RedisBroker(
                     client, self.keys, dead_max_jobs=settings.dead_max_jobs,
                     dead_timeout=settings.dead_timeout,

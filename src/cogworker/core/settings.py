@@ -22,7 +22,8 @@ from cogworker.core.errors import ConfigurationError
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 LOG_FORMATS = ("text", "json")
-REDIS_URL_SCHEMES = ("redis://", "rediss://", "unix://", "redis+sentinel://")
+REDIS_URL_SCHEMES = ("redis://", "rediss://", "unix://", "redis+sentinel://",
+                     "rediss+sentinel://", "redis+cluster://", "rediss+cluster://")
 DEACTIVATE_PREFIX = "no:"
 MAX_CONCURRENCY = 1000
 

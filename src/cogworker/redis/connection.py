@@ -10,6 +10,10 @@ Accepted URLs:
   ``SentinelConnectionPool``, which fails over to a new master by itself). Use
   ``rediss+sentinel://`` to talk TLS to the master. The password is used for the master
   and for the sentinels.
+* ``redis+cluster://[user:password@]host:port[,host2:port2...][/0]`` — a Redis Cluster, of
+  which these nodes are asked which master owns the namespace's hash slot
+  (:mod:`cogworker.redis.cluster`); the keys are then hash-tagged whatever the ``cluster``
+  setting says. ``rediss+cluster://`` talks TLS.
 
 Every connection sends TCP keep-alives, is PINGed before use after 30 s idle, and a command
 that fails on a connection error (for example a connection the server killed) is retried
@@ -27,15 +31,24 @@ from redis.retry import Retry
 from redis.sentinel import Sentinel
 
 from cogworker.core.errors import ConfigurationError
+from cogworker.redis.cluster import SlotOwner, SlotOwnerPool, namespace_slot
+from cogworker.redis.keys import DEFAULT_NAMESPACE
 
 POOL_TIMEOUT = 5.0
 HEALTH_CHECK_INTERVAL = 30
 CONNECTION_RETRIES = 3
 SENTINEL_SCHEMES = ("redis+sentinel", "rediss+sentinel")
+CLUSTER_SCHEMES = ("redis+cluster", "rediss+cluster")
 _ACCEPTED = (
-    "redis://host:port/db, rediss://host:port/db, unix:///path/to/socket?db=0 or "
-    "redis+sentinel://host:port[,host:port...]/service_name[/db]"
+    "redis://host:port/db, rediss://host:port/db, unix:///path/to/socket?db=0, "
+    "redis+sentinel://host:port[,host:port...]/service_name[/db] or "
+    "redis+cluster://host:port[,host:port...]"
 )
+
+
+def is_cluster_url(url: str | None) -> bool:
+    """Whether ``url`` names a Redis Cluster (``redis+cluster://``, ``rediss+cluster://``)."""
+    return bool(url) and str(url).lower().startswith(tuple(f"{s}://" for s in CLUSTER_SCHEMES))
 
 
 def _connection_options(decode_responses: bool, *, tcp: bool = True) -> dict[str, Any]:
@@ -49,11 +62,13 @@ def _connection_options(decode_responses: bool, *, tcp: bool = True) -> dict[str
     return options
 
 
-def make_client(url: str, *, max_connections: int, decode_responses: bool = False) -> redis.Redis:
+def make_client(url: str, *, max_connections: int, decode_responses: bool = False,
+                namespace: str = DEFAULT_NAMESPACE) -> redis.Redis:
     """A client for ``url`` whose pool holds at most ``max_connections`` connections.
 
-    Raises :class:`ConfigurationError` when the URL cannot be used. Nothing connects yet:
-    the first command opens the first connection.
+    ``namespace`` matters for a cluster URL only: its hash slot picks the node. Raises
+    :class:`ConfigurationError` when the URL cannot be used. Nothing connects yet: the
+    first command opens the first connection.
     """
     try:
         scheme = urlsplit(url).scheme.lower()
@@ -61,6 +76,8 @@ def make_client(url: str, *, max_connections: int, decode_responses: bool = Fals
         raise ConfigurationError("redis_url", redact_url(url), f"{_ACCEPTED} ({exc})") from exc
     if scheme in SENTINEL_SCHEMES:
         return _sentinel_client(url, max_connections, decode_responses)
+    if scheme in CLUSTER_SCHEMES:
+        return _cluster_client(url, max_connections, decode_responses, namespace)
     if scheme not in ("redis", "rediss", "unix"):
         raise ConfigurationError("redis_url", redact_url(url), _ACCEPTED)
     try:
@@ -88,17 +105,13 @@ def _sentinel_client(url: str, max_connections: int, decode_responses: bool) -> 
     service_name = unquote(path[0])
     try:
         db = int(path[1]) if len(path) == 2 else 0
-        sentinels = [_host_port(item) for item in parts.netloc.rpartition("@")[2].split(",")]
+        sentinels = _addresses(parts, 26379)
     except ValueError as exc:
         raise ConfigurationError(
             "redis_url", redact_url(url), f"sentinel addresses as host:port and a numeric db "
             f"({exc})"
         ) from exc
-    auth: dict[str, Any] = {}
-    if parts.username:
-        auth["username"] = unquote(parts.username)
-    if parts.password:
-        auth["password"] = unquote(parts.password)
+    auth = _auth(parts)
     sentinel = Sentinel(  # type: ignore[no-untyped-call]
         sentinels,
         sentinel_kwargs={**auth, "socket_timeout": POOL_TIMEOUT},
@@ -113,10 +126,46 @@ def _sentinel_client(url: str, max_connections: int, decode_responses: bool) -> 
     return client
 
 
-def _host_port(item: str) -> tuple[str, int]:
+def _cluster_client(url: str, max_connections: int, decode_responses: bool,
+                    namespace: str) -> redis.Redis:
+    parts = urlsplit(url)  # already parsed once by make_client: cannot raise here
+    path = [segment for segment in parts.path.split("/") if segment]
+    try:
+        nodes = _addresses(parts, 6379)
+        if not parts.hostname or path not in ([], ["0"]):
+            raise ValueError("a cluster has only database 0")
+    except ValueError as exc:
+        raise ConfigurationError(
+            "redis_url", redact_url(url),
+            f"redis+cluster://host:port[,host:port...] naming at least one node ({exc})",
+        ) from exc
+    ssl = parts.scheme.lower() == "rediss+cluster"
+    auth = _auth(parts)
+    owner = SlotOwner(nodes, namespace_slot(namespace), {**auth, "ssl": ssl})
+    pool = SlotOwnerPool(owner, ssl=ssl, max_connections=max_connections,
+                         timeout=POOL_TIMEOUT, **auth, **_connection_options(decode_responses))
+    return redis.Redis(connection_pool=pool)
+
+
+def _auth(parts: SplitResult) -> dict[str, Any]:
+    auth: dict[str, Any] = {}
+    if parts.username:
+        auth["username"] = unquote(parts.username)
+    if parts.password:
+        auth["password"] = unquote(parts.password)
+    return auth
+
+
+def _addresses(parts: SplitResult, default_port: int) -> list[tuple[str, int]]:
+    """``host:port`` pairs of a comma-separated netloc; raises ValueError on a bad port."""
+    return [_host_port(item, default_port)
+            for item in parts.netloc.rpartition("@")[2].split(",")]
+
+
+def _host_port(item: str, default_port: int) -> tuple[str, int]:
     host, _, port = item.strip().rpartition(":")
     if not host:
-        return item.strip(), 26379
+        return item.strip(), default_port
     return host.strip("[]"), int(port)
 
 

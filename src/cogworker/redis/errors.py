@@ -4,8 +4,9 @@ Core code never catches ``redis.*``: everything Redis-specific raises through
 :func:`translate_errors`, which maps
 
 * connection errors, timeouts, and replies starting with ``READONLY``, ``LOADING``,
-  ``MASTERDOWN``, ``TRYAGAIN`` or ``BUSY`` (also inside a Lua error) to
-  :class:`BrokerUnavailableError` — retry later, nothing is wrong with the data;
+  ``MASTERDOWN``, ``TRYAGAIN``, ``BUSY``, or a cluster's ``MOVED``, ``ASK`` and
+  ``CLUSTERDOWN`` (also inside a Lua error) to :class:`BrokerUnavailableError` — retry
+  later, nothing is wrong with the data (a refused command did not run);
 * "unknown command" replies (also from inside a script) to :class:`UnsupportedCommandError`;
 * ACL refusals (``NOPERM``, also from inside a script) to :class:`BrokerPermissionError`,
   whose message says what to grant;
@@ -27,10 +28,12 @@ from cogworker.core.errors import (
     UnsupportedCommandError,
 )
 
-_UNAVAILABLE_WORDS = ("READONLY", "LOADING", "MASTERDOWN", "TRYAGAIN", "BUSY")
+_UNAVAILABLE_WORDS = ("READONLY", "LOADING", "MASTERDOWN", "TRYAGAIN", "BUSY", "MOVED", "ASK",
+                      "CLUSTERDOWN")
 # The reply's own first word, or one quoted by a script or pipeline error ("…: -READONLY …",
 # "… caused error: READONLY …"); never a word that merely appears inside a payload.
-_UNAVAILABLE_RE = re.compile(r"(?:^|: -?|\s-)(READONLY|LOADING|MASTERDOWN|TRYAGAIN|BUSY)(?:\s|$)")
+_UNAVAILABLE_RE = re.compile(
+    r"(?:^|: -?|\s-)(READONLY|LOADING|MASTERDOWN|TRYAGAIN|BUSY|MOVED|ASK|CLUSTERDOWN)(?:\s|$)")
 _UNKNOWN_COMMAND_RE = re.compile(r"unknown (?:redis )?command", re.IGNORECASE)
 # NOPERM replies; inside a script Redis 6.2 words it "The user executing the script can't …"
 _NO_PERMISSION_RE = re.compile(r"NOPERM|no permissions to|user executing the script can't")
@@ -44,7 +47,8 @@ def is_unavailable(exc: BaseException) -> bool:
     """Whether a Redis exception means "not reachable right now"."""
     # redis-py strips the reply's first word for these classes, so match them by class
     if isinstance(exc, (rex.ConnectionError, rex.TimeoutError, rex.BusyLoadingError,
-                        rex.ReadOnlyError, rex.MasterDownError, rex.TryAgainError)):
+                        rex.ReadOnlyError, rex.MasterDownError, rex.TryAgainError,
+                        rex.AskError, rex.ClusterDownError)):
         return True
     if isinstance(exc, rex.ResponseError):
         text = str(exc)

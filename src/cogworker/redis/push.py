@@ -79,7 +79,7 @@ class Pusher:
         for line in lines:
             line.close()
 
-    def _push_known(self, queue: str, raw: str, *, announce: bool) -> None:
+    def _push_known(self, queue: str, raw: str, *, announce: bool, moved: bool = False) -> None:
         lpush, publish = self._frames.get(queue) or self._frame_parts(queue)
         body = raw.encode()
         frame = b"%s$%d\r\n%s\r\n%s" % (lpush, len(body), body, publish if announce else b"")
@@ -91,6 +91,11 @@ class Pusher:
         self._lines.append(line)
         stored = replies[0]
         if not isinstance(stored, int):
+            if str(stored).startswith("MOVED ") and not moved:
+                # A cluster's slot moved: nothing was stored and the line is closed; the
+                # next connection asks the cluster for the new owner. Once is enough.
+                self._push_known(queue, raw, announce=announce, moved=True)
+                return
             raise translate(stored) from stored
         if announce:
             self._note_wakeups(replies[1:])
