@@ -65,7 +65,9 @@ def test_rediss_url_uses_tls_connections() -> None:
 @pytest.mark.parametrize("url", ["http://localhost:6379", "localhost:6379", "redis://[::1",
                                  "redis+sentinel://:pw@/mymaster",
                                  "redis+sentinel://h:26379/", "redis+sentinel://h:x/m/0",
-                                 "redis+sentinel://h:26379/m/zero"])
+                                 "redis+sentinel://h:26379/m/zero", "redis+cluster://",
+                                 "redis+cluster://:pw@/", "redis+cluster://h:6379/1",
+                                 "redis+cluster://h:x", "redis+cluster://h:6379/0/extra"])
 def test_unusable_urls_are_configuration_errors(url: str) -> None:
     with pytest.raises(ConfigurationError) as caught:
         make_client(url, max_connections=1)

@@ -43,6 +43,19 @@ def wait_ran(worker: WorkerProcess, ledger: Ledger, jids: Sequence[str]) -> None
     assert sorted(ran) == sorted(jids)  # every job, each once
 
 
+def run_some(cluster: Cluster, home: int, start_worker: StartWorker, ledger: Ledger,
+             namespace: str) -> tuple[WorkerProcess, App, list[str]]:
+    """A worker and a client whose URL names a node that does not serve the namespace;
+    some jobs pushed and run."""
+    url = cluster.url((home + 1) % 3)
+    worker = start_worker(WORK_JOBS, "-q", "default", "-q", "other", url=url)
+    app = App(redis_url=url, namespace=namespace)
+    app.job(name="Work")(_stub)
+    jids = push_some(app, "before")
+    wait_ran(worker, ledger, jids)
+    return worker, app, jids
+
+
 def keys_per_node(cluster: Cluster) -> list[int]:
     counts = []
     for index in range(len(cluster.servers)):
@@ -52,20 +65,17 @@ def keys_per_node(cluster: Cluster) -> list[int]:
     return counts
 
 
+@pytest.fixture
+def cluster(redis_server_factory: RedisServerFactory) -> Cluster:
+    return start_cluster(redis_server_factory)
+
+
 def test_a_worker_and_a_client_find_the_namespace_slot_and_follow_it_when_resharded(
-    start_worker: StartWorker, redis_server_factory: RedisServerFactory, ledger: Ledger,
-    namespace: str,
+    cluster: Cluster, start_worker: StartWorker, ledger: Ledger, namespace: str,
 ) -> None:
-    cluster = start_cluster(redis_server_factory)
     slot = namespace_slot(namespace)
     home = cluster.owner_of(slot)
-    url = cluster.url((home + 1) % 3)  # a node that does not serve the namespace
-    worker = start_worker(WORK_JOBS, "-q", "default", "-q", "other", url=url)
-    app = App(redis_url=url, namespace=namespace)
-    app.job(name="Work")(_stub)
-
-    jids = push_some(app, "before")
-    wait_ran(worker, ledger, jids)
+    worker, app, jids = run_some(cluster, home, start_worker, ledger, namespace)
     assert [count > 0 for count in keys_per_node(cluster)] == [i == home for i in range(3)]
 
     new_home = (home + 2) % 3
@@ -80,19 +90,13 @@ def test_a_worker_and_a_client_find_the_namespace_slot_and_follow_it_when_reshar
 
 
 def test_a_worker_and_a_client_follow_a_fail_over_to_the_replica(
-    start_worker: StartWorker, redis_server_factory: RedisServerFactory, ledger: Ledger,
-    namespace: str,
+    cluster: Cluster, start_worker: StartWorker, redis_server_factory: RedisServerFactory,
+    ledger: Ledger, namespace: str,
 ) -> None:
-    cluster = start_cluster(redis_server_factory)
     slot = namespace_slot(namespace)
     home = cluster.owner_of(slot)
     replica = cluster.add_replica(redis_server_factory, of=home)
-    url = cluster.url((home + 1) % 3)
-    worker = start_worker(WORK_JOBS, "-q", "default", "-q", "other", url=url)
-    app = App(redis_url=url, namespace=namespace)
-    app.job(name="Work")(_stub)
-    jids = push_some(app, "before")
-    wait_ran(worker, ledger, jids)
+    worker, app, jids = run_some(cluster, home, start_worker, ledger, namespace)
 
     cluster.servers[home].kill()  # SIGKILL; the replica is promoted after the node timeout
     wait_until(lambda: cluster.owner_of(slot) == replica, 30, worker.output)
