@@ -15,9 +15,13 @@ Accepted URLs:
   (:mod:`cogworker.redis.cluster`); the keys are then hash-tagged whatever the ``cluster``
   setting says. ``rediss+cluster://`` talks TLS.
 
-Every connection sends TCP keep-alives, is PINGed before use after 30 s idle, and a command
-that fails on a connection error (for example a connection the server killed) is retried
-on a fresh connection up to 3 times with exponential back-off.
+Every connection sends TCP keep-alives and is PINGed before use after 30 s idle; a pooled
+connection the server closed meanwhile (a restart, ``CLIENT KILL``) is noticed when it is
+taken from the pool and reopened, before anything is written. A command is never sent
+twice: once it is written, a failure is raised (``BrokerUnavailableError``), because it may
+have run — redis-py ≥ 6 would otherwise write it again on a new connection and, say, store
+a pushed job twice. The one retry kept is a Redis Cluster ``MOVED`` (the command did not
+run; :mod:`cogworker.redis.cluster`).
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from redis.retry import Retry
 from redis.sentinel import Sentinel
 
 from cogworker.core.errors import ConfigurationError
-from cogworker.redis.cluster import SlotOwner, SlotOwnerPool, namespace_slot
+from cogworker.redis.cluster import SlotMovedError, SlotOwner, SlotOwnerPool, namespace_slot
 from cogworker.redis.keys import DEFAULT_NAMESPACE
 
 POOL_TIMEOUT = 5.0
@@ -55,7 +59,8 @@ def _connection_options(decode_responses: bool, *, tcp: bool = True) -> dict[str
     options: dict[str, Any] = {
         "decode_responses": decode_responses,
         "health_check_interval": HEALTH_CHECK_INTERVAL,
-        "retry": Retry(ExponentialBackoff(cap=1.0, base=0.05), CONNECTION_RETRIES),
+        "retry": Retry(ExponentialBackoff(cap=1.0, base=0.05), CONNECTION_RETRIES,
+                       supported_errors=(SlotMovedError,)),
     }
     if tcp:  # unix sockets have no keep-alive option
         options["socket_keepalive"] = True

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import threading
 import time
+from typing import Any
 
 import redis
 from redis.client import PubSub
@@ -78,17 +79,35 @@ class RedisSubscription:
         re-established (a re-established connection subscribes again by itself).
         """
         deadline = time.monotonic() + max(timeout, 0.0)
+        reconnected = False
         while True:
             remaining = max(deadline - time.monotonic(), 0.0)
-            with translate_errors():
-                message = self._pubsub.get_message(
-                    ignore_subscribe_messages=True, timeout=remaining
-                )
+            try:
+                message = self._read(remaining)
+            except BrokerUnavailableError:
+                # Reading is safe to repeat: once, reconnect (which subscribes again).
+                if reconnected:
+                    raise
+                reconnected = True
+                self._reconnect()
+                continue
             if message is not None and message["type"] in ("message", b"message"):
                 data: bytes | str = message["data"]
                 return as_text(data)
             if remaining <= 0:
                 return None
+
+    def _read(self, timeout: float) -> dict[str, Any] | None:
+        with translate_errors():
+            message: dict[str, Any] | None = self._pubsub.get_message(
+                ignore_subscribe_messages=True, timeout=timeout)
+        return message
+
+    def _reconnect(self) -> None:
+        connection: Any = self._pubsub.connection
+        with translate_errors():
+            connection.disconnect()
+            connection.connect()  # its connect callback subscribes the channel again
 
     def close(self) -> None:
         """Drop the connection. Idempotent."""
