@@ -64,6 +64,7 @@ class App:
             code["redis_url"] = redis_url
         self._code_settings = code
         self._settings: Settings | None = None
+        self._keys: tuple[Settings, KeySchema] | None = None  # derived from these settings
         self._lock = threading.RLock()
         self._broker: RedisBroker | None = None
         self._hooks: Hooks | None = None
@@ -113,11 +114,14 @@ class App:
 
     @property
     def keys(self) -> KeySchema:
-        from cogworker.redis.connection import is_cluster_url
-
         settings = self.settings
-        cluster = settings.cluster or is_cluster_url(settings.redis_url)
-        return KeySchema(settings.namespace, cluster=cluster)
+        cached = self._keys
+        if cached is None or cached[0] is not settings:  # built once per settings
+            from cogworker.redis.connection import is_cluster_url
+
+            cluster = settings.cluster or is_cluster_url(settings.redis_url)
+            cached = self._keys = (settings, KeySchema(settings.namespace, cluster=cluster))
+        return cached[1]
 
     @property
     def testing(self) -> Testing:

@@ -93,6 +93,13 @@ def _address(node: Sequence[Any]) -> Address:
     return host, int(node[1])
 
 
+def is_slot_moved(exc: BaseException) -> bool:
+    """A ``MOVED`` reply: parsed into MovedError by redis-py >= 6, ("<slot> <host:port>"),
+    left a ResponseError("MOVED <slot> <host:port>") by older versions and the push line."""
+    return isinstance(exc, rex.MovedError) or (
+        isinstance(exc, rex.ResponseError) and str(exc).startswith("MOVED "))
+
+
 class SlotMovedError(rex.ConnectionError):
     """The node no longer serves the slot: the command did not run; retry it elsewhere."""
 
@@ -112,9 +119,7 @@ class SlotOwnerConnection(redis.Connection):
         try:
             return super().read_response(*args, **kwargs)
         except rex.ResponseError as exc:
-            # redis-py >= 6 parses the reply into MovedError ("<slot> <host:port>"); older
-            # versions leave a ResponseError("MOVED <slot> <host:port>").
-            if not isinstance(exc, rex.MovedError) and not str(exc).startswith("MOVED "):
+            if not is_slot_moved(exc):
                 raise
             cast(Any, self).disconnect()
             raise SlotMovedError(f"hash slot moved: {str(exc).removeprefix('MOVED ')}") from exc

@@ -40,7 +40,7 @@ from cogworker.redis.keys import DEFAULT_NAMESPACE
 
 POOL_TIMEOUT = 5.0
 HEALTH_CHECK_INTERVAL = 30
-CONNECTION_RETRIES = 3
+CONNECTION_RETRIES = 3  # for a Cluster MOVED only: nothing else is ever sent twice
 SENTINEL_SCHEMES = ("redis+sentinel", "rediss+sentinel")
 CLUSTER_SCHEMES = ("redis+cluster", "rediss+cluster")
 _ACCEPTED = (

@@ -32,8 +32,7 @@ _UNAVAILABLE_WORDS = ("READONLY", "LOADING", "MASTERDOWN", "TRYAGAIN", "BUSY", "
                       "CLUSTERDOWN")
 # The reply's own first word, or one quoted by a script or pipeline error ("…: -READONLY …",
 # "… caused error: READONLY …"); never a word that merely appears inside a payload.
-_UNAVAILABLE_RE = re.compile(
-    r"(?:^|: -?|\s-)(READONLY|LOADING|MASTERDOWN|TRYAGAIN|BUSY|MOVED|ASK|CLUSTERDOWN)(?:\s|$)")
+_UNAVAILABLE_RE = re.compile(rf"(?:^|: -?|\s-)({'|'.join(_UNAVAILABLE_WORDS)})(?:\s|$)")
 _UNKNOWN_COMMAND_RE = re.compile(r"unknown (?:redis )?command", re.IGNORECASE)
 # NOPERM replies; inside a script Redis 6.2 words it "The user executing the script can't …"
 _NO_PERMISSION_RE = re.compile(r"NOPERM|no permissions to|user executing the script can't")

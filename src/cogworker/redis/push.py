@@ -28,6 +28,7 @@ from typing import Any
 
 import redis
 
+from cogworker.redis.cluster import is_slot_moved
 from cogworker.redis.connection import HEALTH_CHECK_INTERVAL
 from cogworker.redis.errors import translate
 from cogworker.redis.keys import KeySchema
@@ -80,7 +81,7 @@ class Pusher:
             line.close()
 
     def _push_known(self, queue: str, raw: str, *, announce: bool, moved: bool = False) -> None:
-        lpush, publish = self._frames.get(queue) or self._frame_parts(queue)
+        lpush, publish = self._frame_parts(queue)
         body = raw.encode()
         frame = b"%s$%d\r\n%s\r\n%s" % (lpush, len(body), body, publish if announce else b"")
         line = self._checkout()
@@ -91,7 +92,7 @@ class Pusher:
         self._lines.append(line)
         stored = replies[0]
         if not isinstance(stored, int):
-            if str(stored).startswith("MOVED ") and not moved:
+            if is_slot_moved(stored) and not moved:
                 # A cluster's slot moved: nothing was stored and the line is closed; the
                 # next connection asks the cluster for the new owner. Once is enough.
                 self._push_known(queue, raw, announce=announce, moved=True)
@@ -109,8 +110,7 @@ class Pusher:
         names = list(queues)
         if not names or self._clock() < self._unheard_until:
             return
-        frame = b"".join((self._frames.get(name) or self._frame_parts(name))[1]
-                         for name in names)
+        frame = b"".join(self._frame_parts(name)[1] for name in names)
         line = self._checkout()
         try:
             replies = line.exchange(frame, len(names))
@@ -143,10 +143,13 @@ class Pusher:
             self._keys.wakeup, translate(reply), REFUSED_RECHECK)
 
     def _frame_parts(self, queue: str) -> tuple[bytes, bytes]:
-        """RESP for ``LPUSH <queue key> `` and for ``PUBLISH <wake-up channel> <queue>``."""
-        parts = (_resp(b"LPUSH", self._keys.queue(queue).encode(), count=3),
-                 _resp(b"PUBLISH", self._keys.wakeup.encode(), queue.encode()))
-        self._frames[queue] = parts
+        """RESP for ``LPUSH <queue key> `` and for ``PUBLISH <wake-up channel> <queue>``
+        (built once per queue)."""
+        parts = self._frames.get(queue)
+        if parts is None:
+            parts = self._frames[queue] = (
+                _resp(b"LPUSH", self._keys.queue(queue).encode(), count=3),
+                _resp(b"PUBLISH", self._keys.wakeup.encode(), queue.encode()))
         return parts
 
     def _checkout(self) -> PushLine:

@@ -56,6 +56,7 @@ class Launcher:
         self.app = app
         self.identity = app.identity
         self.tokens: signals.TokenQueue = tokens if tokens is not None else queue.SimpleQueue()
+        self._installs_handlers = tokens is None  # given tokens come with handlers in place
         self.outages = OutageLog()
         self.fetcher: Fetcher | None = None
         self.manager: Manager | None = None
@@ -86,7 +87,8 @@ class Launcher:
     def run(self) -> int:
         """Start, serve until a stop is requested, stop. Returns the process exit code."""
         self.app.identity = self.identity = make_identity()
-        installed = signals.install(self.tokens)
+        installed = (signals.install(self.tokens) if self._installs_handlers
+                     else signals.InstalledHandlers())
         try:
             if not self._start():
                 return 0
