@@ -36,8 +36,10 @@ def test_every_field_round_trips_its_default_value() -> None:
 
 
 def test_numbers_from_strings() -> None:
-    settings = from_strings(concurrency=" 25 ", timeout="2.5", dead_max_jobs="7", poll_interval="1")
+    settings = from_strings(concurrency=" 25 ", timeout="2.5", dead_max_jobs="7", poll_interval="1",
+                            push_busy_wait="0")
     assert settings.concurrency == 25
+    assert settings.push_busy_wait == 0.0
     assert settings.timeout == 2.5
     assert settings.dead_max_jobs == 7
     assert settings.poll_interval == 1.0

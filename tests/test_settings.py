@@ -33,6 +33,9 @@ INVALID: list[tuple[str, Any, Any, str]] = [
     ("fetch", "", "", "fetch plugin name"),
     ("fetch_idle_max_interval", 0, 0, "greater than 0"),
     ("fetch_idle_max_interval", math.inf, math.inf, "finite number of seconds"),
+    ("push_busy_wait", -1e-6, -1e-6, "from 0 (never busy-wait) to 0.001"),
+    ("push_busy_wait", 0.01, 0.01, "from 0 (never busy-wait) to 0.001"),
+    ("push_busy_wait", math.nan, math.nan, "number of seconds from 0"),
     ("orphan_threshold", -1.0, -1.0, "greater than 0"),
     ("orphan_threshold", math.nan, math.nan, "greater than 0"),
     ("max_orphanings", 0, 0, "an integer >= 1"),
@@ -190,7 +193,7 @@ def test_field_names_in_declaration_order() -> None:
     names = Settings.field_names()
     assert names[:4] == ("redis_url", "namespace", "cluster", "concurrency")
     assert names[-1] == "plugin_options"
-    assert len(names) == 24
+    assert len(names) == 25
 
 
 def test_equal_settings_compare_equal() -> None:

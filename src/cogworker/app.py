@@ -175,7 +175,7 @@ class App:
                                      namespace=settings.namespace)
                 self._broker = RedisBroker(
                     client, self.keys, dead_max_jobs=settings.dead_max_jobs,
-                    dead_timeout=settings.dead_timeout,
+                    dead_timeout=settings.dead_timeout, push_busy_wait=settings.push_busy_wait,
                 )
             return self._broker
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -16,6 +15,7 @@ from cogworker.core.payload import dumps, new_jid
 from cogworker.redis.broker import RedisBroker
 from cogworker.redis.connection import make_client
 from cogworker.redis.keys import KeySchema
+from cogworker.redis.line_socket import LineSocket
 from cogworker.redis.push_line import PushLine
 
 
@@ -78,7 +78,7 @@ def test_store_pushes_one_job_in_one_round_trip(
     writes: list[bytes] = []
     original_write = PushLine._write
 
-    def counting_write(line: PushLine, sock: socket.socket, frame: bytes) -> None:
+    def counting_write(line: PushLine, sock: LineSocket, frame: bytes) -> None:
         writes.append(frame)
         original_write(line, sock, frame)
 

@@ -243,9 +243,10 @@ def test_without_a_plain_socket_the_line_uses_redis_py(
 
 class FakeServer:
     """A TCP server that says +OK to anything but a frame holding an ECHO, which it
-    answers with ``reply`` (an empty reply closes the connection instead)."""
+    answers with ``reply`` (an empty reply closes the connection instead, None leaves it
+    unanswered)."""
 
-    def __init__(self, reply: bytes, *, hang_up_on_ping: bool = False) -> None:
+    def __init__(self, reply: bytes | None, *, hang_up_on_ping: bool = False) -> None:
         self.reply = reply
         self.hang_up_on_ping = hang_up_on_ping
         self.frames: list[bytes] = []
@@ -273,6 +274,8 @@ class FakeServer:
                 conn.sendall(b"+OK\r\n" * commands)
                 continue
             self.frames.append(data)
+            if self.reply is None:
+                continue
             if not self.reply:
                 return
             conn.sendall(self.reply)
@@ -284,9 +287,10 @@ class FakeServer:
 ECHO_TWICE = b"*2\r\n$4\r\nECHO\r\n$1\r\nx\r\n" * 2
 
 
-def fake_line(server: FakeServer, idle_limit: float = 30.0) -> PushLine:
-    connection = redis.Connection(port=server.port, protocol=2)  # type: ignore[no-untyped-call]
-    return PushLine(connection, idle_limit=idle_limit)
+def fake_line(server: FakeServer, idle_limit: float = 30.0, **options: Any) -> PushLine:
+    connection = redis.Connection(port=server.port, protocol=2,  # type: ignore[no-untyped-call]
+                                  **options)
+    return PushLine(connection, idle_limit=idle_limit, busy_wait=50e-6)
 
 
 @pytest.mark.parametrize("hang_up_on_ping", [False, True], ids=["wrong-answer", "hang-up"])
@@ -317,4 +321,14 @@ def test_a_broken_reply_raises_and_the_frame_is_sent_once(
     assert isinstance(translated, error)
     assert message in str(translated)
     assert server.frames == [ECHO_TWICE]  # sent once: a failure after the write is not retried
+    server.close()
+
+
+def test_a_reply_that_does_not_come_within_the_socket_timeout_is_unavailable() -> None:
+    server = FakeServer(None)
+    line = fake_line(server, socket_timeout=0.3)
+    with pytest.raises(redis.TimeoutError) as caught:
+        line.exchange(ECHO_TWICE, 2)
+    assert isinstance(translate(caught.value), BrokerUnavailableError)
+    assert server.frames == [ECHO_TWICE]
     server.close()

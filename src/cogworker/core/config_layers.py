@@ -253,6 +253,7 @@ _CONVERTERS: dict[str, Converter] = {
     "queues": _to_queues,
     "fetch": _to_text,
     "fetch_idle_max_interval": _to_float,
+    "push_busy_wait": _to_float,
     "orphan_threshold": _to_float,
     "max_orphanings": _to_int,
     "unique_lock_ttl": _to_float,

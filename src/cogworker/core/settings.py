@@ -26,6 +26,8 @@ REDIS_URL_SCHEMES = ("redis://", "rediss://", "unix://", "redis+sentinel://",
                      "rediss+sentinel://", "redis+cluster://", "rediss+cluster://")
 DEACTIVATE_PREFIX = "no:"
 MAX_CONCURRENCY = 1000
+DEFAULT_PUSH_BUSY_WAIT = 50e-6  # see cogworker.redis.line_socket
+MAX_PUSH_BUSY_WAIT = 0.001
 
 _PLUGIN_NAME = re.compile(r"[a-z0-9_.:-]+")
 _PLUGIN_NAME_TEXT = "lowercase letters, digits, '-', '_', '.' and ':'"
@@ -53,6 +55,7 @@ class Settings:
     queues: tuple[str, ...] = ("default",)
     fetch: str = "reliable"
     fetch_idle_max_interval: float = 1.0
+    push_busy_wait: float = DEFAULT_PUSH_BUSY_WAIT
     orphan_threshold: float = 300.0
     max_orphanings: int = 3
     unique_lock_ttl: float = 86400.0
@@ -246,6 +249,10 @@ _RULES: dict[str, _Rule] = {
     ),
     "fetch": _Rule(f"a fetch plugin name made of {_PLUGIN_NAME_TEXT}", _is_plugin_name),
     "fetch_idle_max_interval": _seconds_above_zero(),
+    "push_busy_wait": _Rule(
+        f"a number of seconds from 0 (never busy-wait) to {MAX_PUSH_BUSY_WAIT}",
+        lambda v: _is_number(v) and 0 <= v <= MAX_PUSH_BUSY_WAIT,
+    ),
     "orphan_threshold": _seconds_above_zero(),
     "max_orphanings": _int_at_least(1),
     "unique_lock_ttl": _seconds_above_zero(),

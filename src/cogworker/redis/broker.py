@@ -19,6 +19,7 @@ import redis
 
 from cogworker.core.broker import GraduationReport, SortedSetName
 from cogworker.core.errors import BrokerUnavailableError
+from cogworker.core.settings import DEFAULT_PUSH_BUSY_WAIT
 from cogworker.redis.errors import translate_errors
 from cogworker.redis.graduation import THROUGHPUT_TTL, Graduator
 from cogworker.redis.heartbeat_store import HeartbeatStore
@@ -43,6 +44,8 @@ class RedisBroker:
     ``locks`` is the :class:`RedisLocks` (``LockBackend``) of the same client; ``scripts``
     runs the ``.lua`` files of any package on it. The dead set is capped on every write
     to it: at most ``dead_max_jobs`` entries, none older than ``dead_timeout`` seconds.
+    A push busy-waits up to ``push_busy_wait`` seconds for its reply
+    (:mod:`cogworker.redis.line_socket`).
     """
 
     def __init__(
@@ -52,6 +55,7 @@ class RedisBroker:
         *,
         dead_max_jobs: int = DEFAULT_DEAD_MAX_JOBS,
         dead_timeout: float = DEFAULT_DEAD_TIMEOUT,
+        push_busy_wait: float = DEFAULT_PUSH_BUSY_WAIT,
     ) -> None:
         self.client = client
         self.keys = keys
@@ -61,7 +65,7 @@ class RedisBroker:
         self.locks = RedisLocks(client, self.scripts)
         self._graduator = Graduator(client, keys, self.scripts)
         self._heartbeats = HeartbeatStore(client, keys, self.scripts)
-        self._pusher = Pusher(client, keys, self.scripts)
+        self._pusher = Pusher(client, keys, self.scripts, busy_wait=push_busy_wait)
 
     # client side -------------------------------------------------------------------------
     def store(self, immediate: Sequence[tuple[str, str]],

@@ -44,8 +44,9 @@ REFUSED_RECHECK = 60.0
 
 class Pusher:
     def __init__(self, client: redis.Redis, keys: KeySchema, scripts: Scripts, *,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 busy_wait: float = 0.0, clock: Callable[[], float] = time.monotonic) -> None:
         self._client = client
+        self._busy_wait = busy_wait
         self._keys = keys
         self._scripts = scripts
         self._clock = clock
@@ -160,7 +161,8 @@ class Pusher:
             # RESP2 whatever the pool speaks: LPUSH, PUBLISH and PING answer one line each,
             # and no push message can come in between.
             connection = pool.connection_class(**{**pool.connection_kwargs, "protocol": 2})
-            return PushLine(connection, idle_limit=HEALTH_CHECK_INTERVAL)
+            return PushLine(connection, idle_limit=HEALTH_CHECK_INTERVAL,
+                            busy_wait=self._busy_wait)
 
 
 _PUSHERS: weakref.WeakSet[Pusher] = weakref.WeakSet()

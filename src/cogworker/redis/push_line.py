@@ -14,22 +14,25 @@ a socket with something to read (the server closed it, e.g. after a restart or
 PINGed first. Either happens before the frame is sent, so a job is never written to a
 connection known to be bad; a failure after the write is raised, never retried (the job
 may be stored already).
+
+The bytes move through a :class:`~cogworker.redis.line_socket.LineSocket`, which waits for
+a reply by polling the socket for a few tens of microseconds before it sleeps.
 """
 
 from __future__ import annotations
 
-import select
 import socket
 import time
 from typing import Any
 
 import redis.exceptions as rex
 
+from cogworker.redis.line_socket import LineSocket, SpinBudget
+
 Reply = int | rex.ResponseError
 
 _PING = b"*1\r\n$4\r\nPING\r\n"
 _CRLF = b"\r\n"
-_READ_SIZE = 4096
 _REPLY_LIMIT = 65_536  # a one-line reply longer than this is not one of ours
 
 
@@ -37,12 +40,12 @@ class PushLine:
     """One RESP2 connection, used by one thread at a time (the :class:`Pusher` opens it
     so, and hands it out)."""
 
-    def __init__(self, connection: Any, idle_limit: float) -> None:
+    def __init__(self, connection: Any, idle_limit: float, busy_wait: float = 0.0) -> None:
         self.connection = connection
         self._idle_limit = idle_limit
+        self._spin = SpinBudget(busy_wait)
         self._direct = True  # until redis-py turns out to expose no plain socket
-        self._sock: socket.socket | None = None
-        self._poller: Any = None
+        self._sock: LineSocket | None = None
         self._used_at = 0.0
 
     def exchange(self, frame: bytes, count: int) -> list[Reply]:
@@ -75,17 +78,16 @@ class PushLine:
     def close(self) -> None:
         """Disconnect; the next exchange connects again."""
         self._sock = None
-        self._poller = None
         self.connection.disconnect()
 
     # direct ------------------------------------------------------------------------------
-    def _write(self, sock: socket.socket, frame: bytes) -> None:
-        sock.sendall(frame)
+    def _write(self, sock: LineSocket, frame: bytes) -> None:
+        sock.send_all(frame)
 
-    def _ready_socket(self) -> socket.socket | None:
+    def _ready_socket(self) -> LineSocket | None:
         """The open, fresh socket; None when redis-py does not expose one."""
         now = time.monotonic()
-        if self._sock is not None and self._poller.poll(0):
+        if self._sock is not None and self._sock.has_data():
             self.close()  # the server spoke unasked: it closed the connection
         elif self._sock is not None and now - self._used_at > self._idle_limit:
             self._ping_or_close()
@@ -100,9 +102,7 @@ class PushLine:
         if not isinstance(sock, socket.socket):
             self._direct = False  # a redis-py without a plain socket: use its own calls
             return
-        poller = select.poll()
-        poller.register(sock, select.POLLIN)
-        self._sock, self._poller = sock, poller
+        self._sock = LineSocket(sock, self._spin)
 
     def _ping_or_close(self) -> None:
         assert self._sock is not None
@@ -127,12 +127,12 @@ class PushLine:
         return [_read_reply(connection) for _ in range(count)]
 
 
-def _read_lines(sock: socket.socket, count: int) -> list[bytes]:
-    data = sock.recv(_READ_SIZE)
+def _read_lines(sock: LineSocket, count: int) -> list[bytes]:
+    data = sock.receive()
     while data.count(_CRLF) < count:
         if not data or len(data) > _REPLY_LIMIT:
             break
-        chunk = sock.recv(_READ_SIZE)
+        chunk = sock.receive()
         if not chunk:
             raise rex.ConnectionError("Redis closed the connection before replying")
         data += chunk
