@@ -50,3 +50,21 @@ def test_harness_prints_one_row_per_system_with_every_column(
     figures = json.loads(raw.read_text())["systems"]
     assert set(figures) == set(SYSTEMS)
     assert all(len(values) == 1 for values in figures["cogworker-basic"]["metrics"].values())
+
+
+@pytest.mark.slow
+def test_round_trip_prints_each_loop_both_ways(redis_server_binary: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks.round_trip", "--n", "50", "--runs", "1"],
+        cwd=ROOT, capture_output=True, text=True, timeout=60, check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = _table_rows(done.stdout)
+    assert rows[0] == ["loop", "how", "µs per push (wall)", "µs per push (CPU of this process)"]
+    assert [row[:2] for row in rows[1:]] == [
+        ["bare LPUSH loop", "reply awaited asleep in recv"],
+        ["bare LPUSH loop", "reply awaited by polling"],
+        ["perform_async", "push_busy_wait = 0"],
+        ["perform_async", "push_busy_wait = 5e-05 (default)"],
+    ]
+    assert all(float(cell) > 0 for row in rows[1:] for cell in row[2:])

@@ -117,9 +117,25 @@ class Cluster:
             while replica.info("replication").get("master_link_status") != "up":
                 assert time.monotonic() < deadline, "the replica never synced"
                 time.sleep(0.1)
+            replica_id = self.node_id(index)
+            # Only masters that know it as the replica of ``of`` vote for its promotion, and
+            # they learn it by gossip: if ``of`` died before that, it would never be promoted.
+            while not all(self._knows_replica(other, replica_id, master_id)
+                          for other in range(index) if other != of):
+                assert time.monotonic() < deadline, "the masters never learned the replica"
+                time.sleep(0.1)
         finally:
             replica.close()
         return index
+
+    def _knows_replica(self, index: int, replica_id: str, master_id: str) -> bool:
+        client = self.client(index)
+        try:
+            nodes = command(client, "CLUSTER", "NODES").decode()
+        finally:
+            client.close()
+        return any(line.split()[0] == replica_id and "slave" in line.split()[2]
+                   and line.split()[3] == master_id for line in nodes.splitlines())
 
 
 def _node(factory: RedisServerFactory) -> RedisServer:

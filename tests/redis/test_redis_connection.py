@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import time
 from collections.abc import Iterator
@@ -17,6 +18,7 @@ from cogworker.redis.connection import (
     CONNECTION_RETRIES,
     HEALTH_CHECK_INTERVAL,
     POOL_TIMEOUT,
+    SOCKET_TIMEOUT,
     make_client,
     redact_url,
 )
@@ -34,10 +36,23 @@ def test_tcp_url_gives_a_configured_blocking_pool(redis_url: str) -> None:
     options = pool.connection_kwargs
     assert options["health_check_interval"] == HEALTH_CHECK_INTERVAL
     assert options["socket_keepalive"] is True
-    assert isinstance(options["retry"], Retry)
-    assert options["retry"].get_retries() == CONNECTION_RETRIES
+    assert options["socket_timeout"] == SOCKET_TIMEOUT  # set whatever redis-py's default
+    retry = options["retry"]
+    assert isinstance(retry, Retry)
+    assert getattr(retry, "_retries", None) == CONNECTION_RETRIES  # redis-py 5 has no getter
     assert client.ping() is True
     client.close()
+
+
+def test_a_socket_timeout_in_the_url_overrides_ours() -> None:
+    listener = socket.create_server(("127.0.0.1", 0))  # accepts, never answers
+    port = listener.getsockname()[1]
+    client = make_client(f"redis://127.0.0.1:{port}/0?socket_timeout=0.2", max_connections=1)
+    assert client.connection_pool.connection_kwargs["socket_timeout"] == 0.2
+    with pytest.raises(redis.TimeoutError):
+        client.ping()
+    client.close()
+    listener.close()
 
 
 def test_decoded_responses_on_request(redis_url: str, namespace: str,

@@ -99,12 +99,17 @@ def answer_later(peer: socket.socket, data: bytes, delay: float) -> threading.Th
     return thread
 
 
+def wired(pair: tuple[socket.socket, socket.socket]) -> tuple[LineSocket, SpinBudget]:
+    """Our end of ``pair`` as a line socket, and its budget."""
+    budget = SpinBudget(LIMIT)
+    return LineSocket(pair[0], budget), budget
+
+
 def test_a_reply_that_is_there_is_read_while_busy_waiting(
     pair: tuple[socket.socket, socket.socket],
 ) -> None:
-    ours, peer = pair
-    budget = SpinBudget(LIMIT)
-    line = LineSocket(ours, budget)
+    line, budget = wired(pair)
+    peer = pair[1]
     peer.sendall(b":1\r\n")
     assert line.receive() == b":1\r\n"
     assert budget.slow_share == 0.0
@@ -113,10 +118,8 @@ def test_a_reply_that_is_there_is_read_while_busy_waiting(
 def test_a_late_reply_is_waited_for_asleep_and_counted_late(
     pair: tuple[socket.socket, socket.socket],
 ) -> None:
-    ours, peer = pair
-    budget = SpinBudget(LIMIT)
-    line = LineSocket(ours, budget)
-    thread = answer_later(peer, b":1\r\n", 0.05)
+    line, budget = wired(pair)
+    thread = answer_later(pair[1], b":1\r\n", 0.05)
     assert line.receive() == b":1\r\n"
     thread.join()
     assert budget.slow_share > 0.0
@@ -125,11 +128,9 @@ def test_a_late_reply_is_waited_for_asleep_and_counted_late(
 def test_replies_that_always_come_late_stop_the_busy_wait(
     pair: tuple[socket.socket, socket.socket],
 ) -> None:
-    ours, peer = pair
-    budget = SpinBudget(LIMIT)
-    line = LineSocket(ours, budget)
+    line, budget = wired(pair)
     for _ in range(6):
-        thread = answer_later(peer, b":1\r\n", 0.005)  # 100 times the busy-wait
+        thread = answer_later(pair[1], b":1\r\n", 0.005)  # 100 times the busy-wait
         assert line.receive() == b":1\r\n"
         thread.join()
     assert budget.deadline() is None
@@ -138,25 +139,23 @@ def test_replies_that_always_come_late_stop_the_busy_wait(
 def test_without_a_reply_within_the_socket_timeout_the_wait_raises(
     pair: tuple[socket.socket, socket.socket],
 ) -> None:
-    ours, _ = pair
-    ours.settimeout(0.2)  # what redis-py's socket_timeout sets
-    line = LineSocket(ours, SpinBudget(LIMIT))
+    pair[0].settimeout(0.2)  # what redis-py's socket_timeout sets
+    line, _ = wired(pair)
     with pytest.raises(TimeoutError, match=r"within 0\.2 s"):
         line.receive()
 
 
 def test_the_peer_closing_reads_as_the_end(pair: tuple[socket.socket, socket.socket]) -> None:
-    ours, peer = pair
-    line = LineSocket(ours, SpinBudget(LIMIT))
-    peer.close()
+    line, _ = wired(pair)
+    pair[1].close()
     assert line.receive() == b""
 
 
 def test_a_write_bigger_than_the_socket_buffers_arrives_whole(
     pair: tuple[socket.socket, socket.socket],
 ) -> None:
-    ours, peer = pair
-    line = LineSocket(ours, SpinBudget(LIMIT))
+    line, _ = wired(pair)
+    peer = pair[1]
     data = os.urandom(8 * 1024 * 1024)
     received = bytearray()
 

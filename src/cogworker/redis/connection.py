@@ -15,7 +15,12 @@ Accepted URLs:
   (:mod:`cogworker.redis.cluster`); the keys are then hash-tagged whatever the ``cluster``
   setting says. ``rediss+cluster://`` talks TLS.
 
-Every connection sends TCP keep-alives and is PINGed before use after 30 s idle; a pooled
+Every connection waits at most :data:`SOCKET_TIMEOUT` (5 s) for a reply, whatever the
+redis-py version's default (redis-py 5 has none: a Redis host that vanished without
+closing the connection would hang the caller until TCP gives up, hours later); a
+``socket_timeout`` in the URL's query string overrides it. No command cogworker sends
+blocks for that long (a blocking fetch waits 2 s). Every connection sends TCP keep-alives
+and is PINGed before use after 30 s idle; a pooled
 connection the server closed meanwhile (a restart, ``CLIENT KILL``) is noticed when it is
 taken from the pool and reopened, before anything is written. A command is never sent
 twice: once it is written, a failure is raised (``BrokerUnavailableError``), because it may
@@ -39,6 +44,7 @@ from cogworker.redis.cluster import SlotMovedError, SlotOwner, SlotOwnerPool, na
 from cogworker.redis.keys import DEFAULT_NAMESPACE
 
 POOL_TIMEOUT = 5.0
+SOCKET_TIMEOUT = 5.0  # longer than any blocking command cogworker sends (fetches block 2 s)
 HEALTH_CHECK_INTERVAL = 30
 CONNECTION_RETRIES = 3  # for a Cluster MOVED only: nothing else is ever sent twice
 SENTINEL_SCHEMES = ("redis+sentinel", "rediss+sentinel")
@@ -59,6 +65,7 @@ def _connection_options(decode_responses: bool, *, tcp: bool = True) -> dict[str
     options: dict[str, Any] = {
         "decode_responses": decode_responses,
         "health_check_interval": HEALTH_CHECK_INTERVAL,
+        "socket_timeout": SOCKET_TIMEOUT,
         "retry": Retry(ExponentialBackoff(cap=1.0, base=0.05), CONNECTION_RETRIES,
                        supported_errors=(SlotMovedError,)),
     }

@@ -4,7 +4,7 @@ A push waits for one short reply. From a Redis on the same host (or the same rac
 reply arrives in a few tens of microseconds, which is less than the kernel takes to put the
 waiting thread to sleep and wake it again: on the machine of
 ``docs/explanation/performance.md`` an LPUSH answered in 24 µs to a caller polling the socket
-and in 66-72 µs to one asleep in ``recv``. So the line first polls the socket for up to
+and in 62-72 µs to one asleep in ``recv``. So the line first polls the socket for up to
 ``push_busy_wait`` seconds (50 µs by default), and only then sleeps in ``poll()``.
 
 A Redis farther away answers later than that; polling would then only burn CPU. The line
