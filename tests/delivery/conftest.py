@@ -1,4 +1,4 @@
-"""Fixtures for the delivery-contract tests: a ledger file, fleets of real workers, a client."""
+"""Fixtures for the delivery-contract tests: a ledger, fleets of real workers, a client."""
 
 from __future__ import annotations
 
@@ -18,8 +18,8 @@ MakeClient = Callable[[str], cogworker.App]
 
 @pytest.fixture
 def ledger(tmp_path: Path) -> Ledger:
-    """The job ledger: a SQLite file, outside every Redis the test runs."""
-    return Ledger(tmp_path / "ledger.db")
+    """The job ledger: a directory of event files, outside every Redis the test runs."""
+    return Ledger(tmp_path / "ledger")
 
 
 @pytest.fixture

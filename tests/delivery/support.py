@@ -1,5 +1,5 @@
 """The delivery-contract harness: an app of test jobs, a fleet of real worker processes, and
-the reading of the SQLite ledger (kept outside the Redis under test).
+the reading of the ledger (kept outside the Redis under test).
 
 Every job writes ``start`` and ``finish`` events by jid and pid into the ledger
 (``tests/helpers/workers.py``). One *execution* is a start, paired with the finish of the same
@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 import signal
-import sqlite3
 import time
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
@@ -229,12 +228,7 @@ def executions(ledger: Ledger) -> dict[str, list[Execution]]:
 
 
 def finished_jids(ledger: Ledger) -> set[str]:
-    conn = sqlite3.connect(ledger.path, timeout=30)
-    try:
-        rows = conn.execute("SELECT DISTINCT jid FROM events WHERE event = 'finish'")
-        return {row[0] for row in rows}
-    finally:
-        conn.close()
+    return {event.jid for event in ledger.events("finish")}
 
 
 def wait_all_finished(ledger: Ledger, jids: Iterable[str], timeout: float,

@@ -1,7 +1,7 @@
 """Cron slots across real ``cogworker run`` processes, checked from a ledger the job writes.
 
-Every process ticks (every 0.1 s here); the ledger is a SQLite file outside the Redis under
-test. A slot "fired" when a job for it ran (a ledger row) or is still queued; a slot fired
+Every process ticks (every 0.1 s here); the ledger is a directory of files outside the Redis
+under test. A slot "fired" when a job for it ran (a ledger event) or is still queued; a slot fired
 twice would show two different jids (a job recovered after a crash runs again with the
 same jid, which is at-least-once delivery, not a second firing).
 """
@@ -58,7 +58,7 @@ class Fleet:
     def __init__(self, directory: Path, redis_url: str, namespace: str, *, sleep: float,
                  unique: str = "") -> None:
         self.directory = write_app(directory, APP, module="cronapp")
-        self.ledger = Ledger(directory / "ledger.sqlite")
+        self.ledger = Ledger(directory / "ledger")
         self.env = {
             "COGWORKER_REDIS_URL": redis_url, "COGWORKER_NAMESPACE": namespace,
             "COGWORKER_HEARTBEAT_INTERVAL": "0.5", "COGWORKER_HEARTBEAT_TTL": "2",

@@ -21,7 +21,7 @@ from runtime.support import StartWorker, wait_started
 
 @pytest.fixture
 def ledger(tmp_path: Path) -> Ledger:
-    return Ledger(tmp_path / "ledger.sqlite")
+    return Ledger(tmp_path / "ledger")
 
 
 @pytest.fixture

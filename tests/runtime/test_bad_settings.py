@@ -23,7 +23,7 @@ def in_app_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     write_app(tmp_path, WORK_JOBS)
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("PYTHONPATH", str(tmp_path))
-    monkeypatch.setenv("COGWORKER_TEST_LEDGER", str(tmp_path / "unused.sqlite"))
+    monkeypatch.setenv("COGWORKER_TEST_LEDGER", str(tmp_path / "unused-ledger"))
     return tmp_path
 
 

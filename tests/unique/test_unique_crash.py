@@ -62,7 +62,7 @@ def workers() -> Iterator[list[WorkerProcess]]:
 
 @pytest.fixture
 def ledger(tmp_path: Path) -> Ledger:
-    return Ledger(tmp_path / "ledger.db")
+    return Ledger(tmp_path / "ledger")
 
 
 @pytest.fixture
