@@ -14,9 +14,10 @@ import socket
 import ssl
 import threading
 from types import SimpleNamespace, TracebackType
-from typing import Any
+from typing import TypeVar
 
 _CHUNK = 65536
+P = TypeVar("P", bound="ForwardingProxy")
 
 
 class ForwardingProxy:
@@ -53,7 +54,7 @@ class ForwardingProxy:
         for sock in self._sockets:
             shut(sock)
 
-    def __enter__(self) -> Any:
+    def __enter__(self: P) -> P:
         return self
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,

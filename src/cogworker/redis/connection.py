@@ -20,9 +20,9 @@ redis-py version's default (redis-py 5 has none: a Redis host that vanished with
 closing the connection would hang the caller until TCP gives up, hours later); a
 ``socket_timeout`` in the URL's query string overrides it. No command cogworker sends
 blocks for that long (a blocking fetch waits 2 s). Every connection sends TCP keep-alives
-and is PINGed before use after 30 s idle; a pooled
-connection the server closed meanwhile (a restart, ``CLIENT KILL``) is noticed when it is
-taken from the pool and reopened, before anything is written. A command is never sent
+and is PINGed before use after 30 s idle; a pooled connection the server closed meanwhile
+(a restart, ``CLIENT KILL``) is noticed when it is taken from the pool and reopened, before
+anything is written. A command is never sent
 twice: once it is written, a failure is raised (``BrokerUnavailableError``), because it may
 have run — redis-py ≥ 6 would otherwise write it again on a new connection and, say, store
 a pushed job twice. The one retry kept is a Redis Cluster ``MOVED`` (the command did not
@@ -56,9 +56,12 @@ _ACCEPTED = (
 )
 
 
+_CLUSTER_PREFIXES = tuple(f"{scheme}://" for scheme in CLUSTER_SCHEMES)
+
+
 def is_cluster_url(url: str | None) -> bool:
     """Whether ``url`` names a Redis Cluster (``redis+cluster://``, ``rediss+cluster://``)."""
-    return bool(url) and str(url).lower().startswith(tuple(f"{s}://" for s in CLUSTER_SCHEMES))
+    return bool(url) and str(url).lower().startswith(_CLUSTER_PREFIXES)
 
 
 def _connection_options(decode_responses: bool, *, tcp: bool = True) -> dict[str, Any]:

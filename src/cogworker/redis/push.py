@@ -28,6 +28,7 @@ from typing import Any
 
 import redis
 
+from cogworker.core.settings import DEFAULT_PUSH_BUSY_WAIT
 from cogworker.redis.cluster import is_slot_moved
 from cogworker.redis.connection import HEALTH_CHECK_INTERVAL
 from cogworker.redis.errors import translate
@@ -44,7 +45,8 @@ REFUSED_RECHECK = 60.0
 
 class Pusher:
     def __init__(self, client: redis.Redis, keys: KeySchema, scripts: Scripts, *,
-                 busy_wait: float = 0.0, clock: Callable[[], float] = time.monotonic) -> None:
+                 busy_wait: float = DEFAULT_PUSH_BUSY_WAIT,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self._client = client
         self._busy_wait = busy_wait
         self._keys = keys
@@ -85,12 +87,10 @@ class Pusher:
         lpush, publish = self._frame_parts(queue)
         body = raw.encode()
         frame = b"%s$%d\r\n%s\r\n%s" % (lpush, len(body), body, publish if announce else b"")
-        line = self._checkout()
         try:
-            replies = line.exchange(frame, 2 if announce else 1)
+            replies = self._exchange(frame, 2 if announce else 1)
         except redis.RedisError as exc:
             raise translate(exc) from exc
-        self._lines.append(line)
         stored = replies[0]
         if not isinstance(stored, int):
             if is_slot_moved(stored) and not moved:
@@ -112,14 +112,12 @@ class Pusher:
         if not names or self._clock() < self._unheard_until:
             return
         frame = b"".join(self._frame_parts(name)[1] for name in names)
-        line = self._checkout()
         try:
-            replies = line.exchange(frame, len(names))
+            replies = self._exchange(frame, len(names))
         except redis.RedisError as exc:
             logger.warning("wake-up for %s not sent (%s); idle workers find the jobs within "
                            "fetch_idle_max_interval", ", ".join(names), translate(exc))
             return
-        self._lines.append(line)
         self._note_wakeups(replies)
 
     def _note_wakeups(self, replies: Sequence[Reply]) -> None:
@@ -152,6 +150,14 @@ class Pusher:
                 _resp(b"LPUSH", self._keys.queue(queue).encode(), count=3),
                 _resp(b"PUBLISH", self._keys.wakeup.encode(), queue.encode()))
         return parts
+
+    def _exchange(self, frame: bytes, count: int) -> list[Reply]:
+        """Send ``frame`` on a push line of this thread's; the line goes back for reuse
+        unless the exchange raised (it is closed then)."""
+        line = self._checkout()
+        replies = line.exchange(frame, count)
+        self._lines.append(line)
+        return replies
 
     def _checkout(self) -> PushLine:
         try:

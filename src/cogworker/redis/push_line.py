@@ -40,7 +40,7 @@ class PushLine:
     """One RESP2 connection, used by one thread at a time (the :class:`Pusher` opens it
     so, and hands it out)."""
 
-    def __init__(self, connection: Any, idle_limit: float, busy_wait: float = 0.0) -> None:
+    def __init__(self, connection: Any, *, idle_limit: float, busy_wait: float) -> None:
         self.connection = connection
         self._idle_limit = idle_limit
         self._spin = SpinBudget(busy_wait)
