@@ -24,14 +24,15 @@ The rules (tested in ``tests/contrib/test_sqlalchemy.py``):
 - with no transaction begun on the session (nothing of it awaits a commit) the push is
   immediate, as Django does outside ``atomic()``;
 - after the commit every push is tried, in order; the first error then propagates out of
-  ``commit()`` (the data is committed; the jobs whose push failed are not queued).
+  ``commit()`` (the data is committed, the session is ready for more; the jobs whose push
+  failed are not queued, and logged).
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from cogworker.contrib import ensure_installed
@@ -47,7 +48,7 @@ __all__ = ["SQLAlchemyTransactions", "install"]
 
 logger = logging.getLogger(__name__)
 
-_PENDING = "cogworker.pending_pushes"  # key in Session.info: the pushes waiting for a commit
+_PUSHES = "cogworker.pushes"  # the key in Session.info
 
 SessionSource = Callable[[], "Session"]
 
@@ -56,6 +57,17 @@ SessionSource = Callable[[], "Session"]
 class _Pending:
     chain: tuple[SessionTransaction, ...]  # the transaction it was registered in, then parents
     push: Push
+
+
+@dataclass(slots=True)
+class _SessionPushes:
+    """What one session holds: pushes waiting for a commit, and those a commit released."""
+
+    waiting: list[_Pending] = field(default_factory=list)
+    released: list[_Pending] = field(default_factory=list)
+
+    def drop(self, transaction: SessionTransaction) -> None:
+        self.waiting = [item for item in self.waiting if transaction not in item.chain]
 
 
 class SQLAlchemyTransactions:
@@ -72,7 +84,7 @@ class SQLAlchemyTransactions:
         if innermost is None:
             push()
             return
-        _pending_of(session).append(_Pending(_chain(innermost), push))
+        _pushes_of(session).waiting.append(_Pending(_chain(innermost), push))
 
     def _session(self, using: object) -> Session:
         from sqlalchemy.orm import Session, scoped_session
@@ -116,40 +128,26 @@ def _chain(transaction: SessionTransaction) -> tuple[SessionTransaction, ...]:
     return tuple(chain)
 
 
-def _pending_of(session: Session) -> list[_Pending]:
-    """The session's waiting pushes; listens to its transaction events on first use."""
-    pending: list[_Pending] | None = session.info.get(_PENDING)
-    if pending is None:
+def _pushes_of(session: Session) -> _SessionPushes:
+    """The session's pushes; listens to its transaction events on first use."""
+    pushes: _SessionPushes | None = session.info.get(_PUSHES)
+    if pushes is None:
         from sqlalchemy import event
 
-        pending = session.info[_PENDING] = []
+        pushes = session.info[_PUSHES] = _SessionPushes()
         event.listen(session, "after_commit", _after_commit)
         event.listen(session, "after_soft_rollback", _after_soft_rollback)
         event.listen(session, "after_transaction_end", _after_transaction_end)
-    return pending
-
-
-def _drop(session: Session, transaction: SessionTransaction) -> None:
-    pending: list[_Pending] = session.info[_PENDING]
-    pending[:] = [item for item in pending if transaction not in item.chain]
+    return pushes
 
 
 def _after_commit(session: Session) -> None:
-    if session.in_nested_transaction():
-        return  # a savepoint was released: its pushes wait for the outermost commit
     root = session.get_transaction()
-    pending: list[_Pending] = session.info[_PENDING]
-    ready = [item for item in pending if item.chain[-1] is root]
-    pending[:] = [item for item in pending if item.chain[-1] is not root]
-    first_error: Exception | None = None
-    for item in ready:
-        try:
-            item.push()
-        except Exception as exc:
-            logger.exception("a job's push after the commit failed; the job is not queued")
-            first_error = first_error or exc
-    if first_error is not None:
-        raise first_error
+    if root is None or session.in_nested_transaction():
+        return  # a savepoint was released: its pushes wait for the outermost commit
+    pushes: _SessionPushes = session.info[_PUSHES]
+    pushes.released += [item for item in pushes.waiting if item.chain[-1] is root]
+    pushes.drop(root)
 
 
 def _after_soft_rollback(session: Session, previous_transaction: SessionTransaction) -> None:
@@ -157,9 +155,26 @@ def _after_soft_rollback(session: Session, previous_transaction: SessionTransact
     boundary = previous_transaction
     while boundary.parent is not None and not boundary.nested:
         boundary = boundary.parent
-    _drop(session, boundary)
+    session.info[_PUSHES].drop(boundary)
 
 
 def _after_transaction_end(session: Session, transaction: SessionTransaction) -> None:
-    if transaction.parent is None:  # the outermost ended: whatever a commit did not push goes
-        _drop(session, transaction)
+    """The outermost transaction ended: push what its commit released, drop the rest.
+
+    Pushing here rather than in ``after_commit`` leaves the session closed and reusable
+    when a push raises: the error then propagates out of ``commit()``.
+    """
+    if transaction.parent is not None:
+        return
+    pushes: _SessionPushes = session.info[_PUSHES]
+    released, pushes.released = pushes.released, []
+    pushes.drop(transaction)
+    first_error: Exception | None = None
+    for item in released:
+        try:
+            item.push()
+        except Exception as exc:
+            logger.exception("a job's push after the commit failed; the job is not queued")
+            first_error = first_error or exc
+    if first_error is not None:
+        raise first_error
