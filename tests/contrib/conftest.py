@@ -85,8 +85,9 @@ class DjangoSite:
 
 
 @pytest.fixture(scope="session")
-def django_site(redis_server: RedisServer, postgres_server: PostgresServer | None,
-                tmp_path_factory: pytest.TempPathFactory) -> Iterator[DjangoSite]:
+def django_session(redis_server: RedisServer, postgres_server: PostgresServer | None,
+                   tmp_path_factory: pytest.TempPathFactory) -> Iterator[DjangoSite]:
+    """Django set up once for the session (see :func:`django_site`)."""
     namespace = f"t-django-{uuid.uuid4().hex[:8]}"
     env = {
         "DJANGO_SETTINGS_MODULE": "cwsite.settings",
@@ -118,6 +119,16 @@ def django_site(redis_server: RedisServer, postgres_server: PostgresServer | Non
 
 
 @pytest.fixture
+def django_site(django_session: DjangoSite) -> Iterator[DjangoSite]:
+    """The Django test project; the project's App closes its connections after the test,
+    so that no connection of it outlives the test (other tests count connections)."""
+    yield django_session
+    from cogworker.contrib.django import get_app
+
+    get_app().close()
+
+
+@pytest.fixture
 def django_binder(django_site: DjangoSite, restore_binder: None) -> TransactionBinder:
     """The Django binder installed (other tests may have replaced it since set-up)."""
     from cogworker.contrib.django import DjangoTransactions
@@ -127,18 +138,20 @@ def django_binder(django_site: DjangoSite, restore_binder: None) -> TransactionB
     return binder
 
 
-@pytest.fixture(scope="session")
-def django_worker(django_site: DjangoSite,
+@pytest.fixture(scope="module")
+def django_worker(django_session: DjangoSite,
                   tmp_path_factory: pytest.TempPathFactory) -> Iterator[WorkerProcess]:
     """``cogworker run -A cogworker.contrib.django:app`` on the test project, one thread
-    (so jobs run in the order they were pushed), the default queue only."""
+    (so jobs run in the order they were pushed), the default queue only; stopped after the
+    module, so that its connections do not outlive the module's tests."""
     directory = tmp_path_factory.mktemp("django-worker")
     worker = WorkerProcess(
         directory, "cogworker.contrib.django:app", ["-c", "1", "-q", "default"],
-        env={**django_site.env, "PYTHONPATH": str(PROJECT)},
+        env={**django_session.env, "PYTHONPATH": str(PROJECT)},
     ).start()
     try:
         worker.wait_for_output(" started identity=")
         yield worker
+        worker.stop()
     finally:
         worker.close()

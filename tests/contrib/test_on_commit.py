@@ -66,11 +66,13 @@ def test_a_job_class_and_set_keep_their_options(app: App, binder: HeldBinder) ->
     Report.perform_on_commit(1)
     Report.set(queue="urgent").on_commit(using="replica").perform_async(2)
     Report.on_commit().set(retry=3).perform_at(4_000_000_000, 3)
+    Report.on_commit(using="replica").perform_on_commit(4)
 
-    assert [using for _, using in binder.held] == [None, "replica", None]
+    assert [using for _, using in binder.held] == [None, "replica", None, "replica"]
     binder.commit()
     assert [(job["args"], job["queue"], job.get("at")) for job in Report.jobs] == [
-        ([1], "reports", None), ([2], "urgent", None), ([3], "reports", 4_000_000_000.0)]
+        ([1], "reports", None), ([2], "urgent", None), ([3], "reports", 4_000_000_000.0),
+        ([4], "reports", None)]
     assert Report.jobs[2]["retry"] == 3
 
 

@@ -187,8 +187,10 @@ class Enqueuer:
         return Enqueuer(self._app, self._definition, self._overrides, defer_to_commit(using))
 
     def perform_on_commit(self, *args: Any) -> str | None:
-        """``on_commit().perform_async(*args)``: enqueue once the default transaction commits."""
-        return self.on_commit().perform_async(*args)
+        """``on_commit().perform_async(*args)``: enqueue once the default transaction commits
+        (or the one an earlier ``on_commit(using=...)`` named)."""
+        enqueuer = self if self._defer is not None else self.on_commit()
+        return enqueuer.perform_async(*args)
 
 
 class JobFunction:
