@@ -35,6 +35,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 
+def indefinite(noun: str) -> str:
+    """The noun with its indefinite article: ``"an int"``, ``"a str"``."""
+    return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"
+
+
 class CogworkerError(Exception):
     """Root of every error cogworker raises on purpose."""
 
@@ -61,10 +66,9 @@ class JobArgumentError(CogworkerError, TypeError):
         self.job = job
         self.position = position
         self.value = value
-        type_name = type(value).__name__
         super().__init__(
-            f"argument {position} of job {job!r} is a {type_name} ({value!r:.80}), which is "
-            f"not JSON: {hint}"
+            f"argument {position} of job {job!r} is {indefinite(type(value).__name__)} "
+            f"({value!r:.80}), which is not JSON: {hint}"
         )
 
 
@@ -119,12 +123,16 @@ class PluginError(CogworkerError):
 class PluginNotFoundError(PluginError, LookupError):
     """An activated plugin name is not installed."""
 
-    def __init__(self, name: str, installed: Iterable[str], suggestion: str | None):
+    def __init__(self, name: str, installed: Iterable[str], suggestion: str | None,
+                 source: str | None = None):
         self.name = name
         self.installed = sorted(installed)
+        self.suggestion = suggestion
+        self.source = source
         hint = f" Did you mean {suggestion!r}?" if suggestion else ""
+        where = f" (it is named by {source})" if source else ""
         super().__init__(
-            f"no cogworker plugin named {name!r} is installed.{hint} "
+            f"no cogworker plugin named {name!r} is installed{where}.{hint} "
             f"Installed plugins: {', '.join(self.installed) or 'none'}. "
             "Install the package that provides it, or fix the name."
         )
