@@ -85,7 +85,9 @@ class App:
         """The time pushes use (``at``, ``created_at``); ``app.testing.freeze`` replaces it."""
         self._testing: Testing | None = None
         self.project_dir = Path.cwd()
-        self.server_process = False
+        self.may_start_server = True
+        """False for commands that only look (``cogworker stats``...): with no Redis URL set
+        they use the project's private redis-server only if it already runs."""
         self.settings  # noqa: B018 -- validate now: a bad setting fails at construction
 
     # settings ----------------------------------------------------------------------------
@@ -198,15 +200,49 @@ class App:
             return catalog
 
     def redis_url(self) -> str:
-        """The configured URL, or the private server's (started if needed)."""
+        """The configured URL, or the private server's (started if needed and allowed).
+
+        Raises :class:`NoRedisError` when no URL is set, the private server is not running
+        and :attr:`may_start_server` is False.
+        """
         url = self.settings.redis_url
         if url:
             return url
+        if not self.may_start_server:
+            return self._running_private_server_url()
         from cogworker.redis.server_state import ensure_project_server
 
         url = str(ensure_project_server(self.project_dir))
         logger.info("no Redis URL configured: using the private redis-server at %s", url)
         return url
+
+    def _running_private_server_url(self) -> str:
+        from cogworker.core.errors import NoRedisError
+        from cogworker.redis.server_state import project_redis_dir, project_server_status
+
+        state = project_server_status(self.project_dir)
+        if state is not None:
+            return state.url
+        raise NoRedisError(
+            "no Redis to look at: no redis_url setting is set (looked for --redis-url, "
+            "COGWORKER_REDIS_URL, REDIS_URL, the config file and, with -A, the app's "
+            f"App(redis_url=...)), and no private redis-server runs for {self.project_dir} "
+            f"(looked in {project_redis_dir(self.project_dir)}). Pass --redis-url URL or "
+            "-A module:app, or start the private server with `cogworker redis start`"
+        )
+
+    def redis_location(self) -> str:
+        """Where this app's Redis comes from, for error messages: the URL (no password)
+        and the setting's source, or the private server."""
+        from cogworker.core.config_sources import describe_source
+        from cogworker.redis.connection import redact_url
+
+        url = self.settings.redis_url
+        if url:
+            source = describe_source(self.settings.source_of("redis_url"))
+            return f"{redact_url(url)} (setting redis_url, from {source})"
+        return (f"the private redis-server of {self.project_dir} (no redis_url setting is set "
+                "anywhere)")
 
     @property
     def broker(self) -> RedisBroker:

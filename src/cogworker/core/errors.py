@@ -16,6 +16,8 @@ The tree::
     │   └── PluginLoadError             a plugin failed to import
     ├── BrokerError                     the broker failed; ``__cause__`` keeps the driver error
     │   ├── BrokerUnavailableError      connection lost, Redis loading/readonly/busy: retry later
+    │   │   └── NoRedisError            no Redis URL set and no private redis-server running
+    │   ├── BrokerAuthenticationError   Redis refused the user name or password
     │   ├── BrokerPermissionError       the Redis user's ACL refuses a command, key or channel
     │   └── UnsupportedCommandError     the server lacks a command (e.g. LMOVE before 6.2)
     ├── EmbeddedRedisError              the private redis-server could not be found or started
@@ -162,6 +164,16 @@ class BrokerError(CogworkerError):
 
 class BrokerUnavailableError(BrokerError, ConnectionError):
     """The broker cannot be reached right now (connection, LOADING, READONLY, BUSY...)."""
+
+
+class NoRedisError(BrokerUnavailableError):
+    """A command that never starts a redis-server found no Redis to talk to: no URL is set
+    and the project's private redis-server is not running."""
+
+
+class BrokerAuthenticationError(BrokerError, PermissionError):
+    """Redis refused to authenticate: a wrong password or user name, or none given where
+    one is required. Retrying does not help; the URL (or its password) must change."""
 
 
 class BrokerPermissionError(BrokerError, PermissionError):

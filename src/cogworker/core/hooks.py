@@ -108,9 +108,9 @@ class Hooks:
         """``cogworker_job_options`` of each active plugin: ``(plugin name, options)``,
         in pluggy call order; plugins that return None are left out. Propagates."""
         caller: pluggy.HookCaller = self._pm.hook.cogworker_job_options
-        declared = []
+        declared: list[tuple[str, list[JobOption | str]]] = []
         for impl in reversed(caller.get_hookimpls()):
-            result = impl.function()
+            result = cast("Sequence[JobOption | str] | None", impl.function())
             if result is not None:
                 declared.append((impl.plugin_name, list(result)))
         return declared

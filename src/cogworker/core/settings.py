@@ -13,11 +13,11 @@ import dataclasses
 import difflib
 import math
 import re
-from urllib.parse import urlsplit
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
+from urllib.parse import urlsplit
 
 from cogworker.core.errors import ConfigurationError
 
