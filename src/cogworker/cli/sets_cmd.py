@@ -29,6 +29,7 @@ from cogworker.core.backtrace import FIELD as BACKTRACE_FIELD
 from cogworker.core.backtrace import backtrace_lines
 from cogworker.core.payload import max_retries
 
+COMPACT_WIDTH = 70
 SCORE_LABELS = {"schedule": "runs at", "retry": "next retry at", "dead": "died at"}
 TIME_FIELDS = ("failed_at", "retried_at", "created_at", "enqueued_at")
 SHOWN_FIELDS = frozenset({"jid", "class", "queue", "args", "retry", "retry_count", "error_class",
@@ -72,6 +73,10 @@ class ShowSection:
 
 
 def _pretty(value: Any) -> list[str]:
+    """JSON on one line when it is short, else indented over several."""
+    compact = json.dumps(value, ensure_ascii=False, default=str)
+    if len(compact) <= COMPACT_WIDTH:
+        return [compact]
     return json.dumps(value, indent=2, ensure_ascii=False, default=str).splitlines()
 
 

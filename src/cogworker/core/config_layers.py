@@ -101,7 +101,13 @@ def plugin_change_key(change: str) -> str:
 
 def parse_queue_options(options: Iterable[str], *, source: str = "--queue") -> tuple[str, ...]:
     """Parse repeated CLI ``-q`` values (each as :func:`parse_queues`), in the order given."""
-    return tuple(name for option in options for name in parse_queues(option, source=source))
+    names: list[str] = []
+    for option in options:
+        parsed = parse_queues(option, source=source)
+        if not parsed:
+            raise ConfigurationError("queues", option, "a non-empty queue name", source)
+        names.extend(parsed)
+    return tuple(names)
 
 
 def parse_queues(text: str, *, source: str | None = None) -> tuple[str, ...]:

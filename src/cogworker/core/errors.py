@@ -132,7 +132,7 @@ class PluginNotFoundError(PluginError, LookupError):
         self.suggestion = suggestion
         self.source = source
         hint = f" Did you mean {suggestion!r}?" if suggestion else ""
-        where = f" (it is named by {source})" if source else ""
+        where = f" (named by {source})" if source else ""
         super().__init__(
             f"no cogworker plugin named {name!r} is installed{where}.{hint} "
             f"Installed plugins: {', '.join(self.installed) or 'none'}. "

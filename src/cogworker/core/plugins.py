@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import pluggy
 
 from cogworker.core import hookspecs
+from cogworker.core.config_sources import describe_source
 from cogworker.core.errors import (
     PluginConflictError,
     PluginError,
@@ -182,7 +183,8 @@ def resolve_active(catalog: Catalog, fetch: str, changes: Sequence[str],
             raise
         source = (settings.source_of_plugin(exc.name) or
                   (settings.source_of("fetch") if exc.name == fetch else None))
-        raise PluginNotFoundError(exc.name, exc.installed, exc.suggestion, source) from None
+        described = describe_source(source) if source is not None else None
+        raise PluginNotFoundError(exc.name, exc.installed, exc.suggestion, described) from None
 
 
 def _resolve(catalog: Catalog, fetch: str, changes: Sequence[str]) -> list[str]:
