@@ -26,8 +26,9 @@ _PACKAGE_DIR = str(Path(cogworker.__file__).resolve().parent)
 _MACHINERY = ("<frozen importlib", "<frozen runpy")
 
 
-class AppImportError(click.UsageError):
-    """The app (or a ``-r`` file) raised while being imported: exit status 2."""
+class AppImportError(click.ClickException):
+    """The app (or a ``-r`` file) cannot be loaded: one ``Error:`` line (after the app's
+    traceback, if it raised), exit status 2."""
 
     exit_code = 2
 
