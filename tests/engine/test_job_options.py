@@ -197,3 +197,14 @@ def test_a_misspelt_hook_in_a_plugin_gets_a_did_you_mean(plugin_dir: Path) -> No
     with pytest.raises(PluginLoadError) as caught:
         app.hooks  # noqa: B018
     assert "cogworker_heartbeet: did you mean 'cogworker_heartbeat'?" in str(caught.value)
+
+
+@pytest.mark.parametrize(("value", "words"), [(object(), "is an object"), (1j, "is a complex")])
+def test_argument_errors_use_the_right_article(value: object, words: str) -> None:
+    app = cogworker.App(redis_url=NO_REDIS)
+
+    @app.job
+    def store(item: object) -> None: ...
+
+    with pytest.raises(cogworker.JobArgumentError, match=f"argument #1 of job '.*' {words} "):
+        store.perform_async(value)

@@ -206,6 +206,16 @@ def test_a_wrong_password_stops_start_up_and_names_the_setting(
            "authenticate" in stats.stderr
 
 
+def test_a_worker_waiting_for_redis_says_where_the_url_came_from(
+    start_worker: StartWorker,
+) -> None:
+    worker = start_worker(WORK_JOBS, url="redis://127.0.0.1:1/0", wait=False)
+    worker.wait_for_output("waiting for Redis at redis://127.0.0.1:1/0 (setting redis_url, "
+                           "from the command-line flag --redis-url): ")
+    worker.signal(signal.SIGTERM)
+    assert wait_exit(worker, 20) == 0
+
+
 def test_an_unreachable_redis_names_the_setting_and_its_file(tmp_path: Path) -> None:
     (tmp_path / "cogworker.toml").write_text('redis_url = "redis://127.0.0.1:1/0"\n')
     result = subprocess.run([sys.executable, "-m", "cogworker", "stats"], cwd=tmp_path,
