@@ -25,9 +25,11 @@ if TYPE_CHECKING:
     from cogworker.app import App
     from cogworker.core.broker import Broker, Fetcher
     from cogworker.core.hookspecs import WorkerHandle
+    from cogworker.core.job_options import JobOption
     from cogworker.core.middleware import ClientMiddleware, ServerMiddleware
     from cogworker.core.payload import Payload
     from cogworker.core.periodic_types import ClaimResult, PeriodicEntry
+    from cogworker.core.settings import Settings
 
 logger = logging.getLogger(__name__)
 # Hook-call tracing has one logger, whichever module emits the line (see load_plugins).
@@ -76,17 +78,19 @@ class Hooks:
         _reject_notification_wrappers(pm)
 
     @classmethod
-    def from_settings(cls, fetch: str, changes: Sequence[str]) -> Hooks:
+    def from_settings(cls, fetch: str, changes: Sequence[str],
+                      settings: Settings | None = None) -> Hooks:
         """Discover, resolve and load the plugins for ``fetch`` and ``changes``.
 
-        ``fetch`` and ``changes`` are ``Settings.fetch`` and ``Settings.plugins``. Raises the
+        ``fetch`` and ``changes`` are ``Settings.fetch`` and ``Settings.plugins``; with
+        ``settings`` an unknown plugin's error names the source that named it. Raises the
         :class:`PluginError` subclasses of :mod:`cogworker.core.plugins`.
         """
         # plugins imports this module (arm_addhooks); importing it here avoids the cycle.
         from cogworker.core import plugins
 
         catalog = plugins.discover()
-        active = plugins.resolve_active(catalog, fetch, changes)
+        active = plugins.resolve_active(catalog, fetch, changes, settings)
         return cls(plugins.load_plugins(catalog, active))
 
     @property
@@ -99,6 +103,17 @@ class Hooks:
     def configure(self, app: App) -> None:
         """``cogworker_configure`` (historic: plugins registered later get it too)."""
         self._pm.hook.cogworker_configure.call_historic(kwargs={"app": app})
+
+    def job_options(self) -> list[tuple[str, list[JobOption | str]]]:
+        """``cogworker_job_options`` of each active plugin: ``(plugin name, options)``,
+        in pluggy call order; plugins that return None are left out. Propagates."""
+        caller: pluggy.HookCaller = self._pm.hook.cogworker_job_options
+        declared: list[tuple[str, list[JobOption | str]]] = []
+        for impl in reversed(caller.get_hookimpls()):
+            result = cast("Sequence[JobOption | str] | None", impl.function())
+            if result is not None:
+                declared.append((impl.plugin_name, list(result)))
+        return declared
 
     # -- fetch strategy ----------------------------------------------------------------
 

@@ -13,6 +13,7 @@ arguments, so existing plugins keep working.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from cogworker.core.markers import hookspec
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
 
     from cogworker.app import App
     from cogworker.core.broker import Broker, Fetcher
+    from cogworker.core.job_options import JobOption
     from cogworker.core.middleware import ClientMiddleware, ServerMiddleware
     from cogworker.core.payload import Payload
     from cogworker.core.periodic_types import ClaimResult, PeriodicEntry
@@ -84,6 +86,34 @@ def cogworker_configure(app: App) -> None:
         @cogworker.hookimpl
         def cogworker_configure(app):
             app.extras["acme"] = AcmeOptions(**app.settings.plugin_options.get("acme", {}))
+    """
+
+
+@hookspec
+def cogworker_job_options() -> Sequence[JobOption | str] | None:
+    """Declare the job options this plugin reads from payloads or job definitions.
+
+    Called when an app first checks a job's options: at ``@app.job`` (and ``.set()``) for
+    the plugins the app's settings activate, and again once ``cogworker`` applied its
+    command-line flags. A job may only use declared options, so a misspelt one is an error
+    with a did-you-mean where it is written. Options of a plugin deactivated by name
+    (``--plugin no:NAME``) stay accepted, and nothing reads them.
+
+    Returns :class:`cogworker.JobOption` objects (a name, the accepted values in words, and
+    a ``check`` that returns True for a valid value) or bare names (any JSON value), or
+    None. A callable value (``unique_args``) stays on the job's definition
+    (``definition.local_options``); any other value is copied into every payload.
+
+    Failure policy: propagates. One name declared by two plugins, or by a plugin and
+    cogworker (``queue``, ``retry``, ``backtrace``), is an error naming both.
+
+    Implemented by builtin: unique (``unique``, ``unique_for``, ``unique_args``).
+
+    Example::
+
+        @cogworker.hookimpl
+        def cogworker_job_options():
+            return [cogworker.JobOption("tenant", "a tenant slug", lambda v: isinstance(v, str))]
     """
 
 
