@@ -12,6 +12,7 @@ from cogworker.cli.locks_cmd import locks_group
 from cogworker.cli.plugins_cmd import plugins_command
 from cogworker.cli.redis_cmd import redis_group
 from cogworker.cli.run_cmd import run_command
+from cogworker.cli.web_cmd import web_command
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -26,7 +27,7 @@ def version_command() -> None:
     click.echo(f"cogworker {__version__}")
 
 
-for command in (run_command, enqueue_command, plugins_command, redis_group, locks_group, cron_group,
+for command in (run_command, web_command, enqueue_command, plugins_command, redis_group, locks_group, cron_group,
                 *ADMIN_COMMANDS):
     cli.add_command(command)
 
