@@ -25,7 +25,7 @@ from cogworker.redis.server_process import free_port
 from cogworker.web import create_app
 from web.seed import Seeded, seed
 
-CHROMIUM = os.environ.get("COGWORKER_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM = os.environ.get("COGWORKER_TEST_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
                  "--no-first-run", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync",

@@ -41,8 +41,8 @@ class LockRow:
     pjid: str | None = None
 
     def orphaned(self, where: str | None) -> bool:
-        """Whether nothing will release it, given where its owner is."""
-        return self.kind != "window" and where in (NOWHERE, DEAD)
+        """Whether nothing will release it, given where its owner is (None: nowhere)."""
+        return self.kind != "window" and where in (NOWHERE, DEAD, None)
 
 
 @dataclass(frozen=True)

@@ -87,6 +87,13 @@ class Dashboard:
                            if v is not None and v != ""})
         return self.prefix(request) + path + (f"?{query}" if query else "")
 
+    @staticmethod
+    def here(request: Request) -> str:
+        """This page's URL without the one-time parts (notice, count, fragment)."""
+        params = [(k, v) for k, v in _query_pairs(request.url.query)
+                  if k not in ("notice", "n", "fragment")]
+        return request.url.path + ("?" + urlencode(params) if params else "")
+
     def safe_back(self, request: Request, back: str | None, default: str) -> str:
         """``back`` when it is a path of this dashboard, else ``default`` (never off-site)."""
         prefix = self.prefix(request)
@@ -114,7 +121,7 @@ class Dashboard:
             "csrf_token": request.scope.get("state", {}).get(STATE_KEY, ""),
             "notice": notice if notice in NOTICE_KEYS else None,
             "notice_count": int(count) if count.isdigit() else None,
-            "here": request.url.path + (f"?{request.url.query}" if request.url.query else ""),
+            "here": self.here(request),
         }
         base["fleet_summary"] = self._fleet_summary
         html = self.renderer.render(template, {**base, **context})
