@@ -20,12 +20,12 @@ if not settings.configured:  # a minimal project: your settings.py already has a
     )
     django.setup()
 
-from django.http import HttpRequest, HttpResponse  # noqa: E402
-from django.urls import re_path  # noqa: E402
-from django.views.decorators.csrf import csrf_exempt  # noqa: E402
+from django.http import HttpRequest, HttpResponse
+from django.urls import re_path
+from django.views.decorators.csrf import csrf_exempt
 
-import cogworker  # noqa: E402
-from cogworker.web.wsgi import forward, wsgi_app  # noqa: E402
+import cogworker
+from cogworker.web.wsgi import forward, wsgi_app
 
 jobs = cogworker.App()  # your app; its settings say where Redis is
 board = wsgi_app(jobs)

@@ -123,8 +123,8 @@ def _seed_processes(app: App, now: float, out: Seeded) -> None:
         for thread in range(running):
             job = _job(CLASSES[thread % 4], queues[0], [thread, "batch"], now - 40)
             out.running.append(job["jid"])
-            client.hset(keys.workers(identity), f"tid-{thread:02d}",
-                        dumps({"queue": queues[0], "payload": job, "run_at": int(now) - 17 * (thread + 1)}))
+            entry = {"queue": queues[0], "payload": job, "run_at": int(now) - 17 * (thread + 1)}
+            client.hset(keys.workers(identity), f"tid-{thread:02d}", dumps(entry))
         out.processes.append(identity)
 
 

@@ -120,13 +120,13 @@ def test_fleet_pages(web_app: App, seeded: Seeded) -> None:
     assert card.running == 3 and len(card.jobs) == 2 and card.beat_age is not None
     by_memory = process_page(web_app, sort="memory")
     assert by_memory.cards[0].process.identity == seeded.processes[1]
-    pubsub = web_app.broker.client.pubsub()
+    pubsub = web_app.broker.client.pubsub()  # type: ignore[no-untyped-call]
     pubsub.subscribe(*(web_app.keys.signal(i) for i in seeded.processes))
     deadline = time.monotonic() + 5
     while pubsub.get_message(timeout=0.2) is not None and time.monotonic() < deadline:
         pass  # the subscribe confirmations
     assert signal_fleet(web_app, "quiet") == 2
-    messages = []
+    messages: list[bytes] = []
     while len(messages) < 2 and time.monotonic() < deadline:
         message = pubsub.get_message(timeout=0.5)
         if message and message["type"] == "message":

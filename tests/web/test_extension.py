@@ -84,5 +84,5 @@ def test_a_hook_returning_something_else_is_an_error(web_app: App) -> None:
             return ["not a tab"]
 
     web_app.hooks.plugin_manager.register(Broken(), name="broken")
-    with pytest.raises(PluginError, match="not a cogworker.web.Tab"):
+    with pytest.raises(PluginError, match=r"not a cogworker\.web\.Tab"):
         create_app(web_app)

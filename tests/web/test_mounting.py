@@ -120,7 +120,8 @@ def test_flask_dispatcher_mount(example: object) -> None:
 
     module = example("flask_site")  # type: ignore[operator]
     host = Flask("host")
-    host.wsgi_app = DispatcherMiddleware(host.wsgi_app, {"/cogworker": module.board})
+    host.wsgi_app = DispatcherMiddleware(  # type: ignore[method-assign]
+        host.wsgi_app, {"/cogworker": module.board})
     page = host.test_client().get("/cogworker/workers")
     assert page.status_code == 200
     check_prefixed(page.get_data(as_text=True), "/cogworker")
@@ -128,7 +129,7 @@ def test_flask_dispatcher_mount(example: object) -> None:
 
 def test_django_example_for_staff_only(example: object) -> None:
     module = example("django_site")  # type: ignore[operator]
-    from django.test import Client
+    from django.test import Client  # type: ignore[import-untyped]
 
     client = Client(SERVER_NAME="localhost")
     assert client.get("/cogworker/jobs").status_code == 401

@@ -27,8 +27,8 @@ def version_command() -> None:
     click.echo(f"cogworker {__version__}")
 
 
-for command in (run_command, web_command, enqueue_command, plugins_command, redis_group, locks_group, cron_group,
-                *ADMIN_COMMANDS):
+for command in (run_command, enqueue_command, plugins_command, redis_group, locks_group, cron_group,
+                *ADMIN_COMMANDS, web_command):
     cli.add_command(command)
 
 

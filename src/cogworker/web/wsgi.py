@@ -20,7 +20,7 @@ Two ways in:
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from a2wsgi import ASGIMiddleware
 
@@ -35,7 +35,8 @@ WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 
 def wsgi_app(app: App, settings: WebSettings | None = None, **options: Any) -> WSGIApp:
     """The dashboard for ``app`` as a WSGI application (see :func:`create_app`)."""
-    return ASGIMiddleware(create_app(app, settings, **options))  # type: ignore[no-any-return]
+    board = ASGIMiddleware(cast("Any", create_app(app, settings, **options)))
+    return cast("WSGIApp", board)
 
 
 def forward(board: WSGIApp, environ: Mapping[str, Any], prefix: str
