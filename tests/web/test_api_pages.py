@@ -9,8 +9,10 @@ import pytest
 
 from cogworker.api.fleet_pages import fleet_summary, process_page, signal_fleet
 from cogworker.api.job_actions import clear_jobs, delete_job, reschedule, retry_now
-from cogworker.api.job_pages import find_job, job_counts, list_jobs, search_jobs
-from cogworker.api.lock_pages import clear_cron_lock, locate_owners, lock_page
+from cogworker.api.job_lookup import find_job
+from cogworker.api.job_pages import job_counts, list_jobs, search_jobs
+from cogworker.api.lock_pages import clear_cron_lock, lock_page
+from cogworker.api.owner_search import locate
 from cogworker.api.queue_pages import queue_page
 from cogworker.api.schedule_pages import schedule_page
 from cogworker.api.search import search_key
@@ -149,7 +151,9 @@ def test_lock_page_and_whereabouts(web_app: App, seeded: Seeded) -> None:
     page = lock_page(web_app)
     kinds = sorted(lock.kind for lock in page.locks)
     assert kinds == ["cron", "push", "push", "push", "run"]
-    where = locate_owners(web_app, [lock.owner for lock in page.locks])
+    located = locate(web_app, [lock.owner for lock in page.locks])
+    assert located.cursor is None
+    where = located.found
     assert where[seeded.queues["default"][0]].where == "queued"
     assert where[seeded.retry[0]].where == "retrying"
     orphan = next(lock for lock in page.locks if lock.name == "deadbeef00")
@@ -159,6 +163,21 @@ def test_lock_page_and_whereabouts(web_app: App, seeded: Seeded) -> None:
     cron = next(lock for lock in page.locks if lock.kind == "cron")
     assert clear_cron_lock(web_app, cron.pjid or "")
     assert all(lock.kind != "cron" for lock in lock_page(web_app).locks)
+
+
+def test_locating_goes_on_from_its_cursor(web_app: App, seeded: Seeded) -> None:
+    wanted = [seeded.queues["mail"][-1], seeded.dead[0], seeded.running[0], "nowhere-jid"]
+    first = locate(web_app, wanted, seconds=0)  # running jobs, then one window, then stop
+    assert set(first.found) == {seeded.running[0]} and first.cursor is not None
+    found = dict(first.found)
+    cursor = first.cursor
+    while cursor is not None:
+        more = locate(web_app, [jid for jid in wanted if jid not in found], cursor, seconds=0)
+        found.update(more.found)
+        cursor = more.cursor
+    assert {jid: seen.where for jid, seen in found.items()} == {
+        seeded.queues["mail"][-1]: "queued", seeded.dead[0]: "dead",
+        seeded.running[0]: "running"}
 
 
 def test_lock_page_pages_with_a_cursor(web_app: App, seeded: Seeded) -> None:

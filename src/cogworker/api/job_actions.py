@@ -8,47 +8,16 @@ Every move back to a queue is :meth:`SortedSet.requeue` (atomic, push first).
 from __future__ import annotations
 
 import time
-from typing import Any
 
-from cogworker.api._source import JobRecord, Source, resolve_broker, text
-from cogworker.api.job_pages import find_job
+from cogworker.api._source import Source, resolve_broker
+from cogworker.api.job_lookup import find_entry, find_job, sorted_set
 from cogworker.api.job_rows import SORTED_SET_OF, Status
 from cogworker.api.queues import Queue
-from cogworker.api.sorted_sets import DeadSet, RetrySet, ScheduledSet, SortedEntry, SortedSet
 from cogworker.redis.errors import translate_errors
 
 MIN_DELAY_MINUTES = 1
 MAX_DELAY_MINUTES = 10_080
 """Reschedule: from one minute to one week ahead."""
-
-_SETS: dict[Status, type[SortedSet]] = {
-    "scheduled": ScheduledSet, "retrying": RetrySet, "dead": DeadSet}
-
-
-def sorted_set(source: Source, status: Status) -> SortedSet:
-    """The sorted set of ``status`` (scheduled, retrying or dead)."""
-    if status not in _SETS:
-        raise ValueError(f"{status!r} jobs are not kept in a sorted set; use "
-                         "scheduled, retrying or dead")
-    return _SETS[status](source)
-
-
-def find_entry(source: Source, status: Status, jid: str,
-               score: float | None = None) -> SortedEntry | None:
-    """The entry with this jid in ``status``'s set; with ``score``, read by score (fast)."""
-    target = sorted_set(source, status)
-    if score is None:
-        return target.find(jid)
-    broker = resolve_broker(source)
-    with translate_errors():
-        reply: Any = broker.client.zrangebyscore(target.key, score, score, withscores=True)
-    for raw, found_score in reply:
-        entry = SortedEntry(text(raw), JobRecord.from_raw(raw).item, float(found_score),
-                            target)
-        if entry.jid == jid:
-            return entry
-    return target.find(jid)  # its score changed meanwhile: look it up by jid
-
 
 def retry_now(source: Source, status: Status, jid: str, score: float | None = None) -> bool:
     """Put the job back on its queue now; False when it is no longer there.
@@ -82,12 +51,12 @@ def reschedule(source: Source, status: Status, jid: str, minutes: int,
 
 
 def delete_job(source: Source, status: Status, jid: str, *, score: float | None = None,
-               queue: str | None = None) -> bool:
+               queue: str | None = None, position: int | None = None) -> bool:
     """Delete one job (an enqueued one needs its ``queue``); False when it was gone."""
     if status == "enqueued":
         if queue is None:
             raise ValueError("deleting an enqueued job needs its queue")
-        row = find_job(source, jid, "enqueued", queue)
+        row = find_job(source, jid, "enqueued", queue=queue, position=position)
         return row is not None and Queue(source, queue).delete(row.raw) > 0
     entry = find_entry(source, status, jid, score)
     return entry is not None and entry.delete()

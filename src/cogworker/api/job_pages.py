@@ -17,16 +17,19 @@ order: newest first by default (most recently pushed, latest due, most recently 
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
-from cogworker.api._source import SYNTHETIC_JID_PREFIX, JobRecord, Source, resolve_broker
+from cogworker.api._source import Source, resolve_broker
 from cogworker.api.job_rows import SORTED_SET_OF, STATUSES, JobRow, Status
 from cogworker.api.job_sources import JobSource, QueueSource, RunningSource, SortedSetSource
-from cogworker.api.search import normalize_query, search_key
-from cogworker.api.sorted_sets import DeadSet, RetrySet, ScheduledSet, SortedSet
+from cogworker.api.search import normalize_query
 
-SEARCH_BUDGET = 60_000
+SEARCH_BUDGET = 200_000
 """Entries one search request looks through at most before it hands back a cursor."""
+SEARCH_SECONDS = 0.07
+"""How long one search request keeps looking (inside Redis, a window at a time) before it
+hands back a cursor: searching 100,000 jobs takes a few requests, each answering fast."""
 MAX_LIMIT = 200
 
 
@@ -68,6 +71,8 @@ class JobPage:
     query: str = ""
     next_cursor: str | None = None
     examined: int = 0
+    """With a search: how many entries it has looked through so far (this request and the
+    ones before it on the same cursor)."""
     scope_size: int = field(default=0)
     """How many jobs the scope holds (what a search looks through)."""
 
@@ -123,89 +128,46 @@ def list_jobs(source: Source, *, status: Status | None = None, queue: str | None
                    scope_size=total)
 
 
-def _parse_cursor(cursor: str | None, parts: int) -> tuple[int, int, int]:
-    """``"part.sub.position"`` back to numbers; anything malformed starts from the top."""
+def _parse_cursor(cursor: str | None, parts: int) -> tuple[int, int, int, int]:
+    """``"part.sub.position.searched"`` back to numbers; anything malformed starts anew."""
     try:
-        part, sub, position = (int(piece) for piece in (cursor or "").split("."))
+        part, sub, position, searched = (int(piece) for piece in (cursor or "").split("."))
     except ValueError:
-        return 0, 0, 0
-    if not 0 <= part < parts or sub < 0 or position < 0:
-        return 0, 0, 0
-    return part, sub, position
+        return 0, 0, 0, 0
+    if not 0 <= part < parts or min(sub, position, searched) < 0:
+        return 0, 0, 0, 0
+    return part, sub, position, searched
 
 
 def search_jobs(source: Source, query: str, *, status: Status | None = None,
                 queue: str | None = None, cursor: str | None = None, limit: int = 25,
-                newest_first: bool = True, budget: int = SEARCH_BUDGET) -> JobPage:
-    """Jobs whose stored JSON contains ``query`` (case-insensitive), from ``cursor`` on."""
+                newest_first: bool = True, budget: int = SEARCH_BUDGET,
+                seconds: float = SEARCH_SECONDS) -> JobPage:
+    """Jobs whose stored JSON contains ``query`` (case-insensitive), from ``cursor`` on,
+    looking through at most ``budget`` entries for about ``seconds``."""
     needle = normalize_query(query)
     limit = _clamp(limit)
     sources = _sources(source, status, queue)
     if not needle:
         return list_jobs(source, status=status, queue=queue, limit=limit,
                          newest_first=newest_first)
-    part, sub, position = _parse_cursor(cursor, len(sources))
+    part, sub, position, searched = _parse_cursor(cursor, len(sources))
+    deadline = time.monotonic() + seconds
     rows: list[JobRow] = []
     examined = 0
     next_cursor: str | None = None
     while part < len(sources):
         found = sources[part].search(needle, (sub, position), newest_first, limit - len(rows),
-                                     budget - examined)
+                                     budget - examined, deadline)
         rows += found.rows
         examined += found.examined
         if found.resume is not None:
-            next_cursor = f"{part}.{found.resume[0]}.{found.resume[1]}"
+            next_cursor = f"{part}.{found.resume[0]}.{found.resume[1]}.{searched + examined}"
             break
         part, sub, position = part + 1, 0, 0
-        if len(rows) >= limit or examined >= budget:
-            next_cursor = f"{part}.0.0" if part < len(sources) else None
+        if len(rows) >= limit or examined >= budget or time.monotonic() >= deadline:
+            if part < len(sources):
+                next_cursor = f"{part}.0.0.{searched + examined}"
             break
     return JobPage(rows, _counts_of(sources, source), status, queue, 0, limit, None, needle,
-                   next_cursor, examined, sum(item.size() for item in sources))
-
-
-def _sorted_set(source: Source, status: Status) -> SortedSet:
-    kinds: dict[Status, type[SortedSet]] = {
-        "scheduled": ScheduledSet, "retrying": RetrySet, "dead": DeadSet}
-    return kinds[status](source)
-
-
-def find_job(source: Source, jid: str, status: Status | None = None,
-             queue: str | None = None) -> JobRow | None:
-    """The job with this jid (in ``status`` only, if given; else the first state holding it).
-
-    An enqueued job is looked for in ``queue`` only, if given."""
-    broker = resolve_broker(source)
-    for name in STATUSES if status is None else (status,):
-        if name in SORTED_SET_OF:
-            entries = _sorted_set(source, name).find_all(jid)
-            if entries:
-                entry = entries[0]
-                return JobRow(name, entry, entry.queue, entry.score)
-        elif name == "running":
-            running = RunningSource(broker)
-            for identity in running.identities:
-                row = next((row for row in running.rows_of(identity) if row.jid == jid), None)
-                if row is not None:
-                    return row
-        else:
-            row = _find_enqueued(source, jid, queue)
-            if row is not None:
-                return row
-    return None
-
-
-def _find_enqueued(source: Source, jid: str, queue: str | None) -> JobRow | None:
-    if jid.startswith(SYNTHETIC_JID_PREFIX):
-        return None  # workers bury unreadable queue entries in dead; none stay queued
-    broker = resolve_broker(source)
-    queues = QueueSource(broker, queue)
-    needle = normalize_query(jid)
-    for name, size in zip(queues.queues, queues.sizes, strict=True):
-        scan = search_key(broker, broker.keys.queue(name), "list", needle, start=0,
-                          newest_first=True, most=10, budget=size)
-        for hit in scan.hits:
-            row = JobRow("enqueued", JobRecord.from_raw(hit.raw), name)
-            if row.jid == jid:
-                return row
-    return None
+                   next_cursor, searched + examined, sum(item.size() for item in sources))

@@ -34,7 +34,8 @@ class JobRow:
 
     ``score`` is the sorted-set score (due time for scheduled and retrying jobs, time of
     death for dead ones); ``process``/``thread``/``run_at`` are set for running jobs;
-    ``position`` is where it was found (list index or rank), for information only.
+    ``position`` is an enqueued job's index in its queue list (0 = newest) when it was
+    read: a hint to find it again quickly (the list moves as jobs come and go).
     """
 
     status: Status
@@ -44,6 +45,7 @@ class JobRow:
     process: str | None = None
     thread: str | None = None
     run_at: float | None = None
+    position: int | None = None
 
     @property
     def raw(self) -> str:

@@ -7,6 +7,7 @@ Running jobs are bounded by the fleet's thread count, so they are read per proce
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -37,7 +38,7 @@ class JobSource(Protocol):
     def slice(self, start: int, count: int, newest_first: bool) -> list[JobRow]: ...
 
     def search(self, needle: str, resume: tuple[int, int], newest_first: bool, most: int,
-               budget: int) -> Found: ...
+               budget: int, deadline: float) -> Found: ...
 
 
 class SortedSetSource:
@@ -65,9 +66,10 @@ class SortedSetSource:
         return [self._row(raw, float(score)) for raw, score in reply]
 
     def search(self, needle: str, resume: tuple[int, int], newest_first: bool, most: int,
-               budget: int) -> Found:
+               budget: int, deadline: float) -> Found:
         scan = search_key(self._broker, self._key, "zset", needle, start=resume[1],
-                          newest_first=newest_first, most=most, budget=budget)
+                          newest_first=newest_first, most=most, budget=budget,
+                          deadline=deadline)
         rows = [self._row(hit.raw, hit.score) for hit in scan.hits]
         following = None if scan.next_position is None else (0, scan.next_position)
         return Found(rows, following, scan.examined)
@@ -93,8 +95,10 @@ class QueueSource:
     def size(self) -> int:
         return sum(self.sizes)
 
-    def _rows(self, name: str, raws: list[bytes | str]) -> list[JobRow]:
-        return [JobRow("enqueued", JobRecord.from_raw(raw), name) for raw in raws]
+    @staticmethod
+    def _rows(name: str, raws: list[bytes | str], first: int, step: int) -> list[JobRow]:
+        return [JobRow("enqueued", JobRecord.from_raw(raw), name, position=first + step * i)
+                for i, raw in enumerate(raws)]
 
     def slice(self, start: int, count: int, newest_first: bool) -> list[JobRow]:
         rows: list[JobRow] = []
@@ -110,23 +114,30 @@ class QueueSource:
                     raws = self._broker.client.lrange(key, start, start + take - 1)
                 else:
                     raws = self._broker.client.lrange(key, -(start + take), -(start + 1))[::-1]
-            rows += self._rows(self.queues[index], raws)
+            first, step = (start, 1) if newest_first else (size - 1 - start, -1)
+            rows += self._rows(self.queues[index], raws, first, step)
             start = 0
             if len(rows) >= count:
                 break
         return rows
 
     def search(self, needle: str, resume: tuple[int, int], newest_first: bool, most: int,
-               budget: int) -> Found:
+               budget: int, deadline: float) -> Found:
         rows: list[JobRow] = []
         part, position = resume
         examined = 0
         while part < len(self.queues) and len(rows) < most and examined < budget:
+            if examined and time.monotonic() >= deadline:
+                return Found(rows, (part, position), examined)
             name = self.queues[part]
             scan = search_key(self._broker, self._broker.keys.queue(name), "list", needle,
                               start=position, newest_first=newest_first,
-                              most=most - len(rows), budget=budget - examined)
-            rows += [JobRow("enqueued", JobRecord.from_raw(hit.raw), name) for hit in scan.hits]
+                              most=most - len(rows), budget=budget - examined,
+                              deadline=deadline)
+            size = self.sizes[part]
+            rows += [JobRow("enqueued", JobRecord.from_raw(hit.raw), name,
+                            position=hit.position if newest_first else size - 1 - hit.position)
+                     for hit in scan.hits]
             examined += scan.examined
             if scan.next_position is not None:
                 return Found(rows, (part, scan.next_position), examined)
@@ -177,8 +188,8 @@ class RunningSource:
         return rows
 
     def search(self, needle: str, resume: tuple[int, int], newest_first: bool, most: int,
-               budget: int) -> Found:
-        del budget  # bounded by the fleet's thread count
+               budget: int, deadline: float) -> Found:
+        del budget, deadline  # bounded by the fleet's thread count
         matches = [row for row in self.slice(0, self.size(), newest_first)
                    if needle in f"{row.process} {row.raw}".lower()]
         start = resume[1]

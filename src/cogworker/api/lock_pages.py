@@ -3,8 +3,8 @@
 Unique locks can be as many as jobs, so they are read with a ``SCAN`` cursor in bounded
 steps (never all at once) and a page hands back the cursor to go on from. Cron running
 locks are one per cron entry and come first. Where an owner job is costs a pass over the
-places jobs live, so it is asked for separately (:func:`locate_owners`), for one page's
-owners at a time.
+places jobs live, so it is asked for separately, a bounded slice at a time
+(:func:`cogworker.api.owner_search.locate`), for one page's owners.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Literal
 from cogworker.api.search import ascii_case_glob
 from cogworker.periodic.admin import known_entries
 from cogworker.plugins.unique_spec import kind_of_key
-from cogworker.plugins.unique_whereabouts import DEAD, NOWHERE, JobLocator, Sighting
+from cogworker.plugins.unique_whereabouts import DEAD, NOWHERE
 from cogworker.redis.errors import translate_errors
 from cogworker.redis.replies import as_text
 
@@ -23,9 +23,11 @@ if TYPE_CHECKING:
     from cogworker.app import App
 
 LockKindName = Literal["push", "run", "window", "cron"]
-SCAN_COUNT = 2000
-SCAN_STEPS = 40
-"""SCAN calls one page makes at most (about 80,000 keys looked at) before handing back."""
+MAX_SCAN_COUNT = 8000
+SCAN_STEPS = 24
+"""SCAN calls one page makes at most before handing back its cursor. Each asks for as many
+keys as the page still needs, twice as many after a call that found none (up to 8,000), so
+a sparse keyspace is crossed in few calls and a dense one never reads far past the page."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,13 +92,15 @@ def lock_page(app: App, *, query: str = "", cursor: str | None = None,
     if needle:
         pattern += "".join(ascii_case_glob(needle)) + "*"
     position = int(cursor) if cursor and cursor.isdigit() else 0
-    keys: list[str] = []
+    keys: dict[str, None] = {}
     steps = 0
+    count = limit
     with translate_errors():
         while steps < SCAN_STEPS and len(keys) < limit:
-            position, batch = app.broker.client.scan(position, match=pattern, count=SCAN_COUNT)
+            position, batch = app.broker.client.scan(position, match=pattern, count=count)
             steps += 1
-            keys += [as_text(key) for key in batch if as_text(key) not in keys]
+            keys.update(dict.fromkeys(as_text(key) for key in batch))
+            count = min(count * 2, MAX_SCAN_COUNT) if not batch else max(limit - len(keys), 10)
             if position == 0:
                 break
     rows += _unique_rows(app, sorted(keys))
@@ -121,13 +125,6 @@ def _unique_rows(app: App, keys: list[str]) -> list[LockRow]:
         rows.append(LockRow(key, key[len(prefix):], as_text(owner),
                             _ttl(replies[2 * index + 1]), kind_of_key(key)))
     return rows
-
-
-def locate_owners(app: App, owners: list[str]) -> dict[str, Sighting]:
-    """Where each owner jid is now (running, queued, retrying, scheduled, dead); missing
-    from the result: nowhere."""
-    broker = app.broker
-    return JobLocator(broker.client, broker.keys, app.settings.queues).locate(owners)
 
 
 def clear_cron_lock(app: App, pjid: str) -> bool:

@@ -9,6 +9,7 @@ message — everything the job carries.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal
@@ -17,8 +18,8 @@ from cogworker.api._source import BrokerLike, text
 
 KeyKind = Literal["list", "zset"]
 
-WINDOW = 4000
-"""Entries one script call looks at (about a millisecond of Redis time)."""
+WINDOW = 1500
+"""Entries one script call looks at (a few milliseconds of Redis time)."""
 MAX_QUERY_CHARS = 200
 
 
@@ -47,13 +48,17 @@ def normalize_query(query: str | None) -> str:
 
 
 def search_key(broker: BrokerLike, key: str, kind: KeyKind, needle: str, *, start: int,
-               newest_first: bool, most: int, budget: int) -> Scan:
+               newest_first: bool, most: int, budget: int,
+               deadline: float | None = None) -> Scan:
     """Matches of ``needle`` in ``key`` from ``start``: at most ``most`` of them, looking at
-    no more than about ``budget`` entries."""
+    no more than ``budget`` entries and starting no window after ``deadline`` (a
+    ``time.monotonic()`` value)."""
     hits: list[Hit] = []
     position: int | None = start
     examined = 0
     while position is not None and len(hits) < most and examined < budget:
+        if deadline is not None and examined and time.monotonic() >= deadline:
+            break
         window = min(WINDOW, max(budget - examined, 1))
         reply = broker.scripts.run(
             "cogworker.api", "search_window", keys=[key],

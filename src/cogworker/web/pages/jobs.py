@@ -4,19 +4,21 @@ status filter, search, paging, a detail panel, and retry / reschedule / delete /
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypeVar
 
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
 from cogworker.api.job_actions import clear_jobs, delete_job, reschedule, retry_now
-from cogworker.api.job_pages import find_job, list_jobs, search_jobs
+from cogworker.api.job_lookup import find_job
+from cogworker.api.job_pages import list_jobs, search_jobs
 from cogworker.api.job_rows import STATUSES, Status
 from cogworker.web.actions import Form, Outcome, action_route, float_field, int_field
 from cogworker.web.extension import Dashboard, Tab, dashboard
 from cogworker.web.query import Pager, choice_param, text_param
 
+N = TypeVar("N", int, float)
 FRAGMENTS = {"table": "jobs/_table.html", "detail": "jobs/_detail.html"}
 STATUS_CHOICES = ("all", *STATUSES)
 ORDERS = ("newest", "oldest")
@@ -26,6 +28,14 @@ STATUS_LABELS = {"all": "All", "running": "Running", "enqueued": "Enqueued",
 
 def _status(value: str) -> Status | None:
     return next((status for status in STATUSES if status == value), None)
+
+
+def _number(value: str, kind: type[N]) -> N | None:
+    """A hint from the query string, or None when it is absent or not a number."""
+    try:
+        return kind(value) if value else None
+    except ValueError:
+        return None
 
 
 def _context(board: Dashboard, request: Request) -> dict[str, Any]:
@@ -45,12 +55,14 @@ def _context(board: Dashboard, request: Request) -> dict[str, Any]:
                          limit=pager.per_page, newest_first=order == "newest")
     selected_jid = text_param(request, "selected")
     selected_in = _status(text_param(request, "in"))
-    selected = (find_job(app, selected_jid, selected_in, queue=text_param(request, "sq") or None)
-                if selected_jid else None)
+    hints = {"sq": text_param(request, "sq"), "ss": text_param(request, "ss"),
+             "sp": text_param(request, "sp")}
+    selected = find_job(app, selected_jid, selected_in, queue=hints["sq"] or None,
+                        score=_number(hints["ss"], float),
+                        position=_number(hints["sp"], int)) if selected_jid else None
     state = {"status": status_name, "q": query, "queue": queue or "", "order": order,
              "per": pager.per_page, "page": pager.page, "cursor": cursor or "",
-             "selected": selected_jid, "in": selected_in or "",
-             "sq": text_param(request, "sq")}
+             "selected": selected_jid, "in": selected_in or "", **hints}
     return {
         "tab": "jobs", "path": "/jobs", "state": state, "page": page,
         "pager": replace(pager, total=page.total or 0), "selected": selected,
@@ -83,8 +95,10 @@ def _delete(board: Dashboard, request: Request, form: Form) -> Outcome:
     status = _target(request)
     if status == "running":
         return Outcome("gone")
+    position = float_field(form, "position")
     removed = delete_job(board.app, status, form.get("jid", ""),
-                         score=float_field(form, "score"), queue=form.get("queue") or None)
+                         score=float_field(form, "score"), queue=form.get("queue") or None,
+                         position=None if position is None else int(position))
     return Outcome("deleted" if removed else "gone", 1 if removed else None)
 
 

@@ -9,7 +9,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from cogworker.api.lock_pages import clear_cron_lock, locate_owners, lock_page
+from cogworker.api.lock_pages import clear_cron_lock, lock_page
+from cogworker.api.owner_search import locate
 from cogworker.plugins.unique_admin import clear_lock, clear_orphaned
 from cogworker.web.actions import Form, Outcome, action_route
 from cogworker.web.extension import Dashboard, Tab, dashboard
@@ -24,13 +25,14 @@ def _context(board: Dashboard, request: Request) -> dict[str, Any]:
     cursor = text_param(request, "cursor") or None
     per_page = int_param(request, "per", 50, 1, 200)
     page = lock_page(board.app, query=query, cursor=cursor, limit=per_page)
-    located = request.query_params.get("locate") == "1"
-    where = locate_owners(board.app, [lock.owner for lock in page.locks]) if located else None
+    located = (locate(board.app, [lock.owner for lock in page.locks])
+               if request.query_params.get("locate") == "1" else None)
     return {
         "tab": "locks", "path": "/locks",
         "state": {"q": query, "cursor": cursor or "", "per": per_page,
                   "locate": "1" if located else ""},
-        "page": page, "where": where,
+        "page": page, "where": None if located is None else located.found,
+        "where_complete": located is not None and located.cursor is None,
     }
 
 
@@ -41,13 +43,21 @@ def locks(request: Request) -> Response:
 
 
 def whereabouts(request: Request) -> Response:
-    """Where each owner is (``?owner=`` repeated), as out-of-band swaps of the table cells."""
+    """Where owners are: ``owner``, ``kind`` and ``i`` (the table cell) repeated, and the
+    ``from`` cursor of an earlier answer. Answers with out-of-band swaps of the cells found
+    (all of them once the search is complete) and, while it is not, the request that goes
+    on looking for the others."""
     board = dashboard(request)
-    owners = request.query_params.getlist("owner")[:MAX_OWNERS]
-    found = locate_owners(board.app, owners)
-    kinds = request.query_params.getlist("kind")[:MAX_OWNERS]
+    params = request.query_params
+    owners = params.getlist("owner")[:MAX_OWNERS]
+    kinds = params.getlist("kind")[: len(owners)]
+    cells = params.getlist("i")[: len(owners)]
+    located = locate(board.app, owners, params.get("from") or None)
+    rows = [{"owner": owner, "kind": kinds[n] if n < len(kinds) else "",
+             "cell": cells[n] if n < len(cells) and cells[n].isdigit() else str(n),
+             "seen": located.found.get(owner)} for n, owner in enumerate(owners)]
     return board.render(request, "locks/_where.html",
-                        {"owners": owners, "kinds": kinds, "where": found})
+                        {"rows": rows, "cursor": located.cursor})
 
 
 def _clear(board: Dashboard, request: Request, form: Form) -> Outcome:
