@@ -100,7 +100,7 @@ def fill(client: redis.Redis, app: App, jobs: int) -> dict[str, str]:
             job = _job(index, "default", now, retry_count=25, error_class="ValueError",
                        error_message=f"bad input {index}")
             pipe.zadd(keys.dead, {dumps(job): now - index})
-            marks["dead"] = job["jid"]
+            marks["dead"], marks["dead_score"] = job["jid"], repr(now - index)
         else:
             pipe.zadd(keys.schedule, {dumps(_job(index, "mail", now)): now + index})
         if index % BATCH == BATCH - 1:
@@ -146,6 +146,7 @@ def pages(marks: dict[str, str]) -> list[str]:
         "/jobs?status=dead&page=800", "/jobs?q=TimeoutError",
         "/jobs?q=no-such-text-anywhere", "/jobs?status=dead&q=bad+input+7",
         f"/jobs?status=dead&selected={marks['dead']}&in=dead",
+        f"/jobs?status=dead&selected={marks['dead']}&in=dead&ss={marks['dead_score']}",
         f"/jobs?status=enqueued&selected={marks['oldest_queued']}&in=enqueued"
         f"&sq={marks['queued_queue']}",
         "/schedules", "/schedules?fragment=table", "/workers", "/workers?fragment=cards",

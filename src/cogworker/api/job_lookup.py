@@ -2,8 +2,8 @@
 
 A hint makes it cheap: a sorted-set entry is read by its score (``ZRANGEBYSCORE`` on one
 score), an enqueued one around its last known index. Without a hint, or when the hint is
-stale, sorted sets are searched by a ``ZSCAN`` pattern on the jid and queues a window at a
-time for at most :data:`LOOKUP_SECONDS`.
+stale, the set or queue is searched for the jid a window at a time, newest first, for at
+most :data:`LOOKUP_SECONDS`: a job further away than that is reported as not found.
 """
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ from typing import Any
 from cogworker.api._source import SYNTHETIC_JID_PREFIX, JobRecord, Source, resolve_broker, text
 from cogworker.api.job_rows import SORTED_SET_OF, STATUSES, JobRow, Status
 from cogworker.api.job_sources import QueueSource, RunningSource
-from cogworker.api.search import normalize_query, search_key
+from cogworker.api.search import WINDOW, normalize_query, search_key
 from cogworker.api.sorted_sets import DeadSet, RetrySet, ScheduledSet, SortedEntry, SortedSet
 from cogworker.redis.errors import translate_errors
 
-LOOKUP_SECONDS = 0.08
+LOOKUP_SECONDS = 0.05
 NEIGHBOURHOOD = 50
 """How far around a stale position hint an enqueued job is looked for first."""
 
@@ -38,8 +38,8 @@ def find_entry(source: Source, status: Status, jid: str,
                score: float | None = None) -> SortedEntry | None:
     """The entry with this jid in ``status``'s set; with ``score``, read by score (fast)."""
     target = sorted_set(source, status)
+    broker = resolve_broker(source)
     if score is not None:
-        broker = resolve_broker(source)
         with translate_errors():
             reply: Any = broker.client.zrangebyscore(target.key, score, score, withscores=True)
         for raw, found_score in reply:
@@ -47,7 +47,17 @@ def find_entry(source: Source, status: Status, jid: str,
                                 target)
             if entry.jid == jid:
                 return entry
-    return target.find(jid)  # no hint, or its score changed meanwhile
+    # no hint, or its score changed meanwhile
+    synthetic = jid.startswith(SYNTHETIC_JID_PREFIX)  # not in the raw text: read them all
+    scan = search_key(broker, target.key, "zset", "" if synthetic else normalize_query(jid),
+                      start=0, newest_first=True, most=WINDOW if synthetic else 10,
+                      budget=2**62,
+                      deadline=time.monotonic() + LOOKUP_SECONDS)
+    for hit in scan.hits:
+        entry = SortedEntry(hit.raw, JobRecord.from_raw(hit.raw).item, hit.score or 0.0, target)
+        if entry.jid == jid:
+            return entry
+    return None
 
 
 def find_job(source: Source, jid: str, status: Status | None = None, *,

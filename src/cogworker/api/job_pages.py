@@ -27,7 +27,7 @@ from cogworker.api.search import normalize_query
 
 SEARCH_BUDGET = 200_000
 """Entries one search request looks through at most before it hands back a cursor."""
-SEARCH_SECONDS = 0.07
+SEARCH_SECONDS = 0.05
 """How long one search request keeps looking (inside Redis, a window at a time) before it
 hands back a cursor: searching 100,000 jobs takes a few requests, each answering fast."""
 MAX_LIMIT = 200

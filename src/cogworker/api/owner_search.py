@@ -30,7 +30,7 @@ from cogworker.redis.errors import translate_errors
 if TYPE_CHECKING:
     from cogworker.app import App
 
-LOCATE_SECONDS = 0.08
+LOCATE_SECONDS = 0.05
 WINDOW = 2000
 
 
