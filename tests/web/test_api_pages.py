@@ -3,6 +3,7 @@ job actions, against a real Redis."""
 
 from __future__ import annotations
 
+import re
 import time
 
 import pytest
@@ -18,6 +19,7 @@ from cogworker.api.schedule_pages import schedule_page
 from cogworker.api.search import search_key
 from cogworker.app import App
 from cogworker.core.errors import PayloadError
+from cogworker.redis.scripts import declared_key_count, script_source
 from web.seed import SCRIPT, Seeded
 
 
@@ -193,3 +195,15 @@ def test_lock_page_pages_with_a_cursor(web_app: App, seeded: Seeded) -> None:
         if cursor is None:
             break
     assert len(seen) == 120
+
+
+@pytest.mark.parametrize("name", ["search_window", "match_jids"])
+def test_api_scripts_declare_what_they_use(name: str) -> None:
+    source = script_source("cogworker.api", name)
+    head = "\n".join(line for line in source.splitlines() if line.startswith("--"))
+    body = "\n".join(line for line in source.splitlines() if not line.startswith("--"))
+    assert "-- luacheck: globals KEYS ARGV redis" in head and "-- Returns" in head
+    used_keys = {int(n) for n in re.findall(r"KEYS\[(\d+)\]", body)}
+    used_args = {int(n) for n in re.findall(r"ARGV\[(\d+)\]", body)}
+    assert used_keys <= set(range(1, declared_key_count(source) + 1))
+    assert used_args <= {int(n) for n in re.findall(r"^--\s*ARGV\[(\d+)\]", head, re.M)}
