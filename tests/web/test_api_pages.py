@@ -172,7 +172,7 @@ def test_locating_goes_on_from_its_cursor(web_app: App, seeded: Seeded) -> None:
     first = locate(web_app, wanted, seconds=0)  # running jobs, then one window, then stop
     assert set(first.found) == {seeded.running[0]} and first.cursor is not None
     found = dict(first.found)
-    cursor = first.cursor
+    cursor: str | None = first.cursor
     while cursor is not None:
         more = locate(web_app, [jid for jid in wanted if jid not in found], cursor, seconds=0)
         found.update(more.found)
