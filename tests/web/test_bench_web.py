@@ -1,4 +1,5 @@
-"""``python -m benchmarks.web`` keeps working (a tiny run: every page answers 200)."""
+"""``python -m benchmarks.web`` keeps working: a tiny run in which every page answers 200
+(the benchmark stops at the first page that does not)."""
 
 from __future__ import annotations
 
@@ -18,4 +19,5 @@ def test_the_dashboard_benchmark_runs(redis_server_binary: str) -> None:
                             timeout=120, check=False)
     assert "| `/jobs?q=TimeoutError` |" in result.stdout, result.stdout + result.stderr
     assert result.stdout.count("\n| `/") == 29  # every page and fragment measured
-    assert result.returncode == 0, result.stdout
+    assert "Slowest single answer:" in result.stdout  # ran to the end (its exit status
+    # says whether the limit held: a timing, which a test does not judge)
