@@ -22,6 +22,9 @@ import pluggy
 from cogworker.core.errors import PluginError
 
 if TYPE_CHECKING:
+    from starlette.requests import Request
+    from starlette.responses import Response
+
     from cogworker.app import App
     from cogworker.core.broker import Broker, Fetcher
     from cogworker.core.hookspecs import WorkerHandle
@@ -30,6 +33,7 @@ if TYPE_CHECKING:
     from cogworker.core.payload import Payload
     from cogworker.core.periodic_types import ClaimResult, PeriodicEntry
     from cogworker.core.settings import Settings
+    from cogworker.web.extension import Tab
 
 logger = logging.getLogger(__name__)
 # Hook-call tracing has one logger, whichever module emits the line (see load_plugins).
@@ -218,6 +222,30 @@ class Hooks:
     def orphans_recovered(self, app: App, identity: str, count: int) -> None:
         """Notification: a dead process's in-progress jobs were requeued."""
         self._notify("cogworker_orphans_recovered", app=app, identity=identity, count=count)
+
+    # -- web dashboard -----------------------------------------------------------------
+
+    def web_tabs(self, app: App) -> list[Tab]:
+        """``cogworker_web_tabs``: every tab of every active plugin. Propagates."""
+        results = self._pm.hook.cogworker_web_tabs(app=app)
+        return [cast("Tab", tab) for result in results for tab in (result or ())]
+
+    def web_authorize(self, app: App, request: Request, action: str) -> bool | Response | None:
+        """``cogworker_web_authorize``: False if any plugin refuses, else the first
+        Response, else True if any allows, else None. Propagates."""
+        results = self._pm.hook.cogworker_web_authorize(app=app, request=request,
+                                                        action=action)
+        if any(result is False for result in results):
+            return False
+        answer = next((r for r in results if not isinstance(r, bool)), None)
+        if answer is not None:
+            return cast("Response", answer)
+        return True if any(result is True for result in results) else None
+
+    def web_authorizers(self) -> list[str]:
+        """Names of the active plugins that implement ``cogworker_web_authorize``."""
+        caller: pluggy.HookCaller = self._pm.hook.cogworker_web_authorize
+        return [impl.plugin_name for impl in caller.get_hookimpls()]
 
     # -- dispatch ----------------------------------------------------------------------
 
