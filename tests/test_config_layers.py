@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,11 +13,11 @@ from cogworker.core.config_layers import (
     MAX_QUEUE_WEIGHT,
     Layer,
     format_queues,
-    parse_queue_option,
     parse_queue_options,
     parse_queues,
     settings_from_layers,
 )
+from cogworker.core.config_sources import load_settings
 from cogworker.core.errors import ConfigurationError
 from cogworker.core.settings import Settings
 
@@ -151,19 +152,37 @@ def test_unusable_queue_values_are_errors(value: Any) -> None:
         ("low", ("low",)),
         ("low, 2", ("low", "low")),
         ("app:high,2", ("app:high", "app:high")),
+        ("critical,3,default", ("critical",) * 3 + ("default",)),
+        ("critical:3,default,low:1", ("critical",) * 3 + ("default", "low")),
     ],
 )
-def test_parse_queue_option(option: str, expected: tuple[str, ...]) -> None:
-    assert parse_queue_option(option) == expected
+def test_one_queue_grammar_for_every_source(option: str, expected: tuple[str, ...]) -> None:
+    """``-q``, ``COGWORKER_QUEUES`` and a config file read the same text the same way."""
+    assert parse_queue_options([option]) == expected
+    assert from_strings(queues=option).queues == expected
+    assert settings_from_layers([Layer("pyproject.toml", {"queues": option})]).queues == expected
+    assert settings_from_layers([Layer("pyproject.toml", {"queues": [option]})]).queues == expected
 
 
-@pytest.mark.parametrize("option", ["low,0", "low,x", "low,1.5", "low,", ",3", "low,3,4"])
-def test_parse_queue_option_rejects_bad_weights(option: str) -> None:
+@pytest.mark.parametrize("option", ["low,0", "low,-2", "low,1.5", ",3", "low,3,4", "3",
+                                    "low:2,3"])
+def test_bad_queue_weights_name_the_option(option: str) -> None:
     with pytest.raises(ConfigurationError) as caught:
-        parse_queue_option(option)
+        parse_queue_options([option])
     assert caught.value.field == "queues"
     assert caught.value.source == "--queue"
     assert repr(option) in str(caught.value)
+
+
+def test_cogworker_queues_in_the_environment_reads_a_weight() -> None:
+    settings = load_settings(environ={"COGWORKER_QUEUES": "critical,3"}, cwd=Path("/"))
+    assert settings.queues == ("critical",) * 3
+    assert settings.source_of("queues") == "COGWORKER_QUEUES"
+
+
+def test_a_bare_weight_in_a_list_weights_the_name_before_it() -> None:
+    settings = settings_from_layers([Layer("f", {"queues": ["critical", 3, "default"]})])
+    assert settings.queues == ("critical",) * 3 + ("default",)
 
 
 def test_parse_queue_options_keeps_order() -> None:

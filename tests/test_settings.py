@@ -15,7 +15,11 @@ from cogworker.core.settings import Settings
 # (field, invalid value, the value the message must show, words from the accepted text)
 INVALID: list[tuple[str, Any, Any, str]] = [
     ("redis_url", "http://localhost:6379", "http://localhost:6379", "redis+sentinel://"),
-    ("redis_url", 6379, 6379, "None or a URL starting with redis://"),
+    ("redis_url", 6379, 6379, "a Redis URL starting with redis://"),
+    ("redis_url", "redis://localhost:notaport/0", "redis://localhost:notaport/0",
+     "with a port from 1 to 65535"),
+    ("redis_url", "redis+sentinel://h1:26379,h2:x/mymaster", "redis+sentinel://h1:26379,h2:x/mymaster",
+     "with a port from 1 to 65535"),
     ("namespace", "", "", "non-empty string"),
     ("namespace", "my app", "my app", "without whitespace"),
     ("namespace", "{app}", "{app}", "braces"),
@@ -55,8 +59,8 @@ INVALID: list[tuple[str, Any, Any, str]] = [
     ("plugins", ["unique"], ["unique"], "plugin changes"),
     ("log_level", "verbose", "verbose", "one of DEBUG, INFO, WARNING, ERROR, CRITICAL"),
     ("log_format", "xml", "xml", "text or json"),
-    ("logfile", "", "", "None or a non-empty file path"),
-    ("environment", "", "", "None or a non-empty string"),
+    ("logfile", "", "", "a non-empty file path (or leave it unset"),
+    ("environment", "", "", "a non-empty name such as production (or leave it unset)"),
     ("plugin_options", {"unique": 5}, {"unique": 5}, "mapping of plugin name to a mapping"),
     ("plugin_options", [], [], "mapping of plugin name"),
 ]

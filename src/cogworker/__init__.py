@@ -26,6 +26,7 @@ from cogworker.core.errors import (
     UnknownJobError,
 )
 from cogworker.core.job import Job, JobFunction
+from cogworker.core.job_options import JobOption
 from cogworker.core.markers import hookimpl, hookspec
 
 __all__ = [
@@ -39,6 +40,7 @@ __all__ = [
     "JobArgumentError",
     "JobDefinitionError",
     "JobFunction",
+    "JobOption",
     "PluginError",
     "UnknownJobError",
     "__version__",

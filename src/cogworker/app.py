@@ -15,7 +15,9 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 from cogworker.core.client import Client, Dispatcher
 from cogworker.core.config_sources import load_settings
 from cogworker.core.job import Job, JobFunction
+from cogworker.core.job_options import APP_OWNER, JobOption, OptionCatalog
 from cogworker.core.registry import JobRegistry
+from cogworker.core.settings import DEACTIVATE_PREFIX
 from cogworker.redis.keys import KeySchema
 
 if TYPE_CHECKING:
@@ -70,7 +72,9 @@ class App:
         self._hooks: Hooks | None = None
         self._configured_hooks: Hooks | None = None  # set once configure() has run
         self._client = Client(self)
-        self.registry = JobRegistry()
+        self._declared_options: list[JobOption | str] = []
+        self._option_catalog: tuple[Hooks, OptionCatalog] | None = None
+        self.registry = JobRegistry(self.job_option_catalog)
         self.identity = make_identity()
         self.death_handlers: list[DeathHandler] = []
         self.client_middleware: list[ClientMiddleware] = []
@@ -81,7 +85,9 @@ class App:
         """The time pushes use (``at``, ``created_at``); ``app.testing.freeze`` replaces it."""
         self._testing: Testing | None = None
         self.project_dir = Path.cwd()
-        self.server_process = False
+        self.may_start_server = True
+        """False for commands that only look (``cogworker stats``...): with no Redis URL set
+        they use the project's private redis-server only if it already runs."""
         self.settings  # noqa: B018 -- validate now: a bad setting fails at construction
 
     # settings ----------------------------------------------------------------------------
@@ -110,6 +116,8 @@ class App:
             )
             self._close_broker()
             self._hooks = self._configured_hooks = None
+            self._option_catalog = None
+            self.registry.check_all()  # the plugins may differ now: --plugin X, no:NAME
             return self._settings
 
     @property
@@ -143,22 +151,98 @@ class App:
             if self._hooks is None:
                 from cogworker.core.hooks import Hooks
 
-                hooks = Hooks.from_settings(self.settings.fetch, self.settings.plugins)
+                hooks = Hooks.from_settings(self.settings.fetch, self.settings.plugins,
+                                            self.settings)
                 self._hooks = hooks  # a plugin's configure may ask for app.hooks
                 hooks.configure(self)
                 self._configured_hooks = hooks
             return self._hooks
 
+    def declare_job_options(self, *options: JobOption | str) -> None:
+        """Declare job options that the app's own middleware reads (Sidekiq's custom
+        options), before decorating the jobs that set them::
+
+            app.declare_job_options("tenant", cogworker.JobOption("priority", "0 to 9",
+                                                                  lambda v: v in range(10)))
+
+        A bare name accepts any JSON value. Options read by a plugin are declared by the
+        plugin itself (the ``cogworker_job_options`` hook).
+        """
+        catalog = OptionCatalog()
+        catalog.add(APP_OWNER, [*self._declared_options, *options])  # fails early on a clash
+        with self._lock:
+            self._declared_options.extend(options)
+            self._option_catalog = None
+
+    def job_option_catalog(self) -> OptionCatalog:
+        """Every job option this app accepts: cogworker's, the active plugins' (and those of
+        plugins deactivated by name), and the app's own."""
+        hooks = self.hooks
+        with self._lock:
+            cached = self._option_catalog
+            if cached is not None and cached[0] is hooks:
+                return cached[1]
+            from cogworker.core import plugins
+
+            catalog = OptionCatalog()
+            catalog.add(APP_OWNER, self._declared_options)
+            for owner, options in hooks.job_options():
+                catalog.add(f"plugin {owner!r}", options)
+            active = {name for name, _plugin in hooks.plugin_manager.list_name_plugin()}
+            blocked = {change.removeprefix(DEACTIVATE_PREFIX) for change in self.settings.plugins
+                       if change.startswith(DEACTIVATE_PREFIX)} - active
+            if blocked:
+                for owner, declared in plugins.job_options_of(plugins.discover(), blocked):
+                    catalog.add(f"plugin {owner!r} (deactivated)",
+                                [o for o in declared if isinstance(o, (str, JobOption))],
+                                active=False)
+            self._option_catalog = (hooks, catalog)
+            return catalog
+
     def redis_url(self) -> str:
-        """The configured URL, or the private server's (started if needed)."""
+        """The configured URL, or the private server's (started if needed and allowed).
+
+        Raises :class:`NoRedisError` when no URL is set, the private server is not running
+        and :attr:`may_start_server` is False.
+        """
         url = self.settings.redis_url
         if url:
             return url
+        if not self.may_start_server:
+            return self._running_private_server_url()
         from cogworker.redis.server_state import ensure_project_server
 
         url = str(ensure_project_server(self.project_dir))
         logger.info("no Redis URL configured: using the private redis-server at %s", url)
         return url
+
+    def _running_private_server_url(self) -> str:
+        from cogworker.core.errors import NoRedisError
+        from cogworker.redis.server_state import project_redis_dir, project_server_status
+
+        state = project_server_status(self.project_dir)
+        if state is not None:
+            return state.url
+        raise NoRedisError(
+            "no Redis to look at: no redis_url setting is set (looked for --redis-url, "
+            "COGWORKER_REDIS_URL, REDIS_URL, the config file and, with -A, the app's "
+            f"App(redis_url=...)), and no private redis-server runs for {self.project_dir} "
+            f"(looked in {project_redis_dir(self.project_dir)}). Pass --redis-url URL or "
+            "-A module:app, or start the private server with `cogworker redis start`"
+        )
+
+    def redis_location(self) -> str:
+        """Where this app's Redis comes from, for error messages: the URL (no password)
+        and the setting's source, or the private server."""
+        from cogworker.core.config_sources import describe_source
+        from cogworker.redis.connection import redact_url
+
+        url = self.settings.redis_url
+        if url:
+            source = describe_source(self.settings.source_of("redis_url"))
+            return f"{redact_url(url)} (setting redis_url, from {source})"
+        return (f"the private redis-server of {self.project_dir} (no redis_url setting is set "
+                "anywhere)")
 
     @property
     def broker(self) -> RedisBroker:
@@ -211,11 +295,12 @@ class App:
         """Register a function or a :class:`cogworker.Job` subclass as a job.
 
         Options: ``queue`` (default "default"), ``retry`` (True = 25 retries, False, or a
-        number), ``unique`` ("until_executed", "until_executing", "while_executing"),
-        ``unique_for`` (seconds), ``unique_args`` (callable), ``name`` (the stored job
-        name; default the import path), ``retry_in(count, exc, job)`` and
-        ``retries_exhausted(job, exc)`` for function jobs; any other keyword is copied
-        into the payload.
+        number), ``backtrace`` (keep the failure's backtrace: True, False or a number of
+        lines), ``name`` (the stored job name; default the import path),
+        ``retry_in(count, exc, job)`` and ``retries_exhausted(job, exc)`` for function
+        jobs, and the options the active plugins declare (the ``unique`` plugin:
+        ``unique``, ``unique_for``, ``unique_args``) or :meth:`declare_job_options` adds.
+        An undeclared option is a :class:`JobDefinitionError` naming the closest one.
         """
 
         def register(obj: Any) -> Any:

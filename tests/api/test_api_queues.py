@@ -110,13 +110,26 @@ def test_delete_removes_every_occurrence_of_the_raw(broker: RedisBroker,
 
 def test_clear_deletes_the_queue(broker: RedisBroker, redis_client: redis.Redis,
                                  keys: KeySchema, make_job: MakeJob) -> None:
-    redis_client.lpush(keys.queue("default"), make_job())
+    redis_client.lpush(keys.queue("default"), make_job(), make_job())
     queue = Queue(broker)
 
-    assert queue.clear() is True
+    assert queue.clear() == 2
     assert queue.size() == 0
     assert redis_client.exists(keys.queue("default")) == 0
-    assert queue.clear() is False
+    assert queue.clear() == 0
+
+
+def test_jobs_pages_in_fetch_order(broker: RedisBroker, redis_client: redis.Redis,
+                                   keys: KeySchema, make_job: MakeJob) -> None:
+    raws = [make_job() for _ in range(5)]
+    for raw in raws:  # pushed in this order: raws[0] is fetched first
+        redis_client.lpush(keys.queue("default"), raw)
+    queue = Queue(broker)
+
+    assert [record.value for record in queue.jobs(0, 2)] == raws[:2]
+    assert [record.value for record in queue.jobs(2, 2)] == raws[2:4]
+    assert [record.value for record in queue.jobs(4, 2)] == raws[4:]
+    assert queue.jobs(5, 2) == []
 
 
 def test_pause_and_resume(broker: RedisBroker, redis_client: redis.Redis,

@@ -10,7 +10,7 @@ import pytest
 import redis
 from click.testing import CliRunner
 
-from cogworker.cli import cli
+from cogworker.cli import cli, common
 from cogworker.core.payload import dumps, new_jid, unparseable_wrapper
 from cogworker.redis.keys import KeySchema
 from helpers.cli import Run, command_runner
@@ -99,12 +99,30 @@ def test_delete_one_and_all(run: Run, redis_client: redis.Redis, keys: KeySchema
     redis_client.zadd(keys.dead, {raw: float(n) for n, raw in enumerate(raws)})
 
     one = run("dead", "delete", jid_of(raws[0]))
-    rest = run("dead", "delete", "--all")
+    refused = run("dead", "delete", "--all")  # no terminal to ask, and no --yes
+    rest = run("dead", "delete", "--all", "--yes")
 
     assert "deleted 1 job from the dead set" in one.output
+    assert refused.exit_code == 2
+    assert "Delete all 2 entries of the dead set: not confirmed" in refused.output
+    assert "pass --yes" in refused.output
     assert "deleted 2 jobs from the dead set" in rest.output
     assert redis_client.exists(keys.dead) == 0
     assert "the dead set is empty" in run("dead", "list").output
+
+
+@pytest.mark.parametrize(("answer", "deleted"), [("y\n", True), ("n\n", False)])
+def test_a_bulk_delete_asks_on_a_terminal(run: Run, redis_client: redis.Redis, keys: KeySchema,
+                                          monkeypatch: pytest.MonkeyPatch, answer: str,
+                                          deleted: bool) -> None:
+    redis_client.zadd(keys.retry, {job(): 1.0})
+    monkeypatch.setattr(common, "stdin_is_interactive", lambda: True)
+
+    result = run("retry", "delete", "--all", input=answer)
+
+    assert "Delete all 1 entry of the retry set? [y/N]" in result.output
+    assert result.exit_code == (0 if deleted else 1)
+    assert redis_client.zcard(keys.retry) == (0 if deleted else 1)
 
 
 def test_unknown_jid_exits_1(run: Run) -> None:
@@ -127,12 +145,21 @@ def test_an_unparseable_entry_cannot_be_retried(run: Run, redis_client: redis.Re
     assert redis_client.zcard(keys.dead) == 1
 
 
-@pytest.mark.parametrize("args", [
-    ("retry", "retry"), ("dead", "delete", "abc", "--all"), ("ctl", "quiet"),
-    ("retry", "list", "--limit", "0"),
+@pytest.mark.parametrize(("args", "message"), [
+    (("retry", "retry"), "retry retry: missing argument JID: give JID (one target) or --all; "
+                         "neither was given"),
+    (("dead", "delete", "abc", "--all"), "dead delete: give either JID or --all, not both"),
+    (("ctl", "quiet"), "ctl quiet: missing argument IDENTITY: give IDENTITY (one target) or "
+                       "--all; neither was given"),
+    (("ctl", "stop", "x", "--all"), "ctl stop: give either IDENTITY or --all, not both"),
+    (("retry", "list", "--limit", "0"), "--limit"),
 ])
-def test_usage_errors_exit_2(run: Run, args: tuple[str, ...]) -> None:
-    assert run(*args).exit_code == 2
+def test_usage_errors_exit_2_and_say_what_is_missing(run: Run, args: tuple[str, ...],
+                                                      message: str) -> None:
+    result = run(*args)
+
+    assert result.exit_code == 2
+    assert message in result.output
 
 
 def beat(client: redis.Redis, keys: KeySchema, identity: str) -> None:
@@ -170,7 +197,9 @@ def test_ctl_signals_a_listening_process(run: Run, redis_client: redis.Redis,
     assert "sent quiet to 1 process" in one.output
     assert json.loads(every.stdout) == {"signal": "stop", "signalled": 1,
                                         "processes": ["box:1:abc"],
-                                        "not_listening": ["box:2:def"]}
+                                        "not_listening": ["box:2:def"], "pending": []}
+    # Nothing here reports the new state (a real worker does at once): it says so.
+    assert "box:1:abc got quiet but has not reported it yet (pending)" in one.stderr
     assert "sent resume to 1 process" in again.stdout
     assert "box:2:def is alive but was not listening" in again.stderr
 

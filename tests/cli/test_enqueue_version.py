@@ -21,6 +21,13 @@ app = cogworker.App()
 
 @app.job(queue="mail", retry=2, name="SendMail")
 def send(to): ...
+
+@app.job
+def add(a, b, c=0): ...
+
+@app.job
+class Report(cogworker.Job):
+    def perform(self, month): ...
 """
 
 
@@ -67,13 +74,46 @@ def test_enqueue_by_name_only_and_scheduled(
     (["Job", "not json"], "JSON_ARGS is not JSON"),
     (["Job", '{"a": 1}'], "must be a JSON array"),
     (["Job", "[]", "--in", "-1"], "--in must be >= 0"),
-    (["-A", "nosuchmodule:app", "Job"], "cannot import 'nosuchmodule'"),
+    (["-A", "nosuchmodule:app", "Job"], "no module named 'nosuchmodule'"),
+    (["Job", "[NaN]"], "JSON_ARGS: argument #1 of job 'Job' is a float (nan), which is not JSON"),
+    (["Job", "[1, Infinity]"], "argument #2 of job 'Job' is a float (inf)"),
+    (["-A", "cliapp:app", "SendMial", "[1]"],
+     "the app registers no job named 'SendMial'. Did you mean 'SendMail'?"),
+    (["-A", "cliapp:app", "add", "[1, 2]"], "Did you mean 'cliapp.add'?"),
+    (["-A", "cliapp:app", "cliapp.ad", "[1, 2]"], "Did you mean 'cliapp.add'?"),
+    (["-A", "cliapp:app", "cliapp.add", "[1]"],
+     "job 'cliapp.add' takes (a, b, c=0), and [1] does not fit: missing a required argument"),
+    (["-A", "cliapp:app", "cliapp.add", "[1, 2, 3, 4]"], "too many positional arguments"),
+    (["-A", "cliapp:app", "cliapp.Report", "[]"],
+     "job 'cliapp.Report' takes (month), and [] does not fit"),
 ])
 def test_enqueue_usage_errors_exit_2(project: Path, redis_url: str, args: list[str],
                                      message: str) -> None:
     result = CliRunner().invoke(cli, ["enqueue", "--redis-url", redis_url, *args])
     assert result.exit_code == 2
     assert message in result.output
+
+
+def test_arguments_that_fit_are_pushed(
+    project: Path, redis_url: str, namespace: str, redis_client: redis.Redis, keys: KeySchema
+) -> None:
+    for name, args in (("cliapp.add", "[1, 2]"), ("cliapp.add", "[1, 2, 3]"),
+                       ("cliapp.Report", '["2025-01"]')):
+        result = CliRunner().invoke(cli, ["enqueue", "-A", "cliapp:app", "--redis-url",
+                                          redis_url, "--namespace", namespace, name, args])
+        assert result.exit_code == 0, result.output
+        assert "not checked" not in result.output
+    assert redis_client.llen(keys.queue("default")) == 3
+
+
+def test_without_an_app_it_says_nothing_was_checked(
+    project: Path, redis_url: str, namespace: str, redis_client: redis.Redis
+) -> None:
+    result = CliRunner().invoke(cli, ["enqueue", "--redis-url", redis_url, "--namespace",
+                                      namespace, "Anything", "[1]"])
+    assert result.exit_code == 0
+    assert "no app given (-A), so the job name and its arguments were not checked" in (
+        result.stderr)
 
 
 def test_without_a_url_the_private_server_is_used(

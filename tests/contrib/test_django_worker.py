@@ -1,6 +1,7 @@
 """The issue's "done when": a Django view that enqueues inside ``transaction.atomic()`` sees
-its job run after the commit, and not at all after a rollback — with a real worker
-(``cogworker run -A cogworker.contrib.django:app``), on SQLite and on PostgreSQL.
+its job run after the commit, and not at all after a rollback — with the project served
+over HTTP and a real worker (``cogworker run -A cogworker.contrib.django:app``), on SQLite
+and on PostgreSQL.
 
 The job records whether it found the order the view created: a job that ran before the
 commit finds none (``test_an_immediate_push_runs_before_the_commit`` shows the test can
@@ -9,6 +10,10 @@ tell).
 
 from __future__ import annotations
 
+import json
+import urllib.error
+import urllib.parse
+import urllib.request
 import uuid
 from typing import Any
 
@@ -23,26 +28,33 @@ WAYS = [("default", "perform_on_commit"), ("default", "class"),
         ("postgres", "on_commit"), ("postgres", "class")]
 
 
-def post_order(database: str, how: str, *, fail: bool = False) -> tuple[str, dict[str, Any]]:
-    from django.test import Client
-
+def post_order(server: str, database: str, how: str, *,
+               fail: bool = False) -> tuple[str, dict[str, Any]]:
     token = uuid.uuid4().hex
-    data = {"token": token, "how": how, **({"fail": "1"} if fail else {})}
-    response = Client().post(f"/orders/{database}/", data)
-    assert response.status_code == (409 if fail else 200), response.content
-    return token, response.json()
+    form = {"token": token, "how": how, **({"fail": "1"} if fail else {})}
+    data = urllib.parse.urlencode(form).encode()
+    try:
+        with urllib.request.urlopen(f"{server}/orders/{database}/", data=data,
+                                    timeout=60) as response:
+            status, body = response.status, response.read()
+    except urllib.error.HTTPError as error:
+        status, body = error.code, error.read()
+    assert status == (409 if fail else 200), body
+    return token, json.loads(body)
 
 
-def job_run(database: str, token: str) -> Any:
-    from shop.models import JobRun
+def found_order(site: DjangoSite, database: str, token: str) -> bool | None:
+    """What the job recorded for ``token``: whether it found the order; None if it never ran."""
+    rows = site.rows(database, "SELECT found_order FROM shop_jobrun WHERE token = ?", token)
+    return bool(rows[0][0]) if rows else None
 
-    return JobRun.objects.using(database).filter(token=token).first()
 
-
-def wait_for_job_run(worker: WorkerProcess, database: str, token: str) -> Any:
-    wait_until(lambda: job_run(database, token) is not None, 30,
+def wait_for_job(site: DjangoSite, worker: WorkerProcess, database: str, token: str) -> bool:
+    wait_until(lambda: found_order(site, database, token) is not None, 30,
                lambda: f"the job for {token} never ran:\n{worker.output()[-3000:]}")
-    return job_run(database, token)
+    found = found_order(site, database, token)
+    assert found is not None
+    return found
 
 
 def need(site: DjangoSite, database: str) -> None:
@@ -52,37 +64,38 @@ def need(site: DjangoSite, database: str) -> None:
 
 @pytest.mark.parametrize(("database", "how"), WAYS)
 def test_the_job_runs_after_the_commit_and_finds_the_row(
-        django_site: DjangoSite, django_worker: WorkerProcess, database: str, how: str) -> None:
+        django_site: DjangoSite, django_server: str, django_worker: WorkerProcess,
+        database: str, how: str) -> None:
     need(django_site, database)
-    token, body = post_order(database, how)
+    token, body = post_order(django_server, database, how)
 
-    run = wait_for_job_run(django_worker, database, token)
+    found = wait_for_job(django_site, django_worker, database, token)
 
     assert body["committed"] is True
     assert len(body["jid"]) == 24
-    assert run.found_order is True
+    assert found is True
 
 
 @pytest.mark.parametrize(("database", "how"), WAYS)
 def test_after_a_rollback_the_job_never_runs(
-        django_site: DjangoSite, django_worker: WorkerProcess, database: str, how: str) -> None:
+        django_site: DjangoSite, django_server: str, django_worker: WorkerProcess,
+        database: str, how: str) -> None:
     need(django_site, database)
-    from shop.models import Order
-
-    rolled_back, body = post_order(database, how, fail=True)
-    marker, _ = post_order(database, how)  # pushed after it: runs after it, on one thread
-    wait_for_job_run(django_worker, database, marker)
+    rolled_back, body = post_order(django_server, database, how, fail=True)
+    marker, _ = post_order(django_server, database, how)  # runs after it, on one thread
+    wait_for_job(django_site, django_worker, database, marker)
 
     assert body["committed"] is False
-    assert job_run(database, rolled_back) is None
-    assert not Order.objects.using(database).filter(token=rolled_back).exists()
+    assert found_order(django_site, database, rolled_back) is None
+    assert django_site.rows(database, "SELECT 1 FROM shop_order WHERE token = ?",
+                            rolled_back) == []
 
 
 def test_an_immediate_push_runs_before_the_commit(
-        django_site: DjangoSite, django_worker: WorkerProcess) -> None:
+        django_site: DjangoSite, django_server: str, django_worker: WorkerProcess) -> None:
     """The bug on-commit enqueue prevents: perform_async inside atomic(), the transaction
     held open until the job ran — it ran, and found no order."""
     need(django_site, "postgres")
-    token, _ = post_order("postgres", "immediate")
+    token, _ = post_order(django_server, "postgres", "immediate")
 
-    assert job_run("postgres", token).found_order is False
+    assert found_order(django_site, "postgres", token) is False

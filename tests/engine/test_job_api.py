@@ -31,6 +31,8 @@ def queued(client: redis.Redis, keys: KeySchema, queue: str = "default") -> list
 def test_perform_async_stores_the_original_payload(
     app: cogworker.App, redis_client: redis.Redis, keys: KeySchema
 ) -> None:
+    app.declare_job_options("lock_run")  # a custom option, as a middleware would read
+
     @app.job(queue="mail", retry=5, lock_run=True)
     def send(user_id: int, text: str) -> None: ...
 
@@ -82,6 +84,8 @@ def test_fifo_order(app: cogworker.App, redis_client: redis.Redis, keys: KeySche
 def test_class_jobs_inherit_options(
     app: cogworker.App, redis_client: redis.Redis, keys: KeySchema
 ) -> None:
+    app.declare_job_options("team")
+
     class Base(cogworker.Job):
         queue = "reports"
         retry = 3

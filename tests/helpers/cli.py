@@ -19,8 +19,8 @@ def command_runner(command: click.Command, redis_url: str, namespace: str, tmp_p
     monkeypatch.chdir(tmp_path)
     runner = CliRunner()
 
-    def invoke(*args: str) -> Result:
+    def invoke(*args: str, input: str | None = None) -> Result:
         words = [*args, "--redis-url", redis_url, "--namespace", namespace]
-        return runner.invoke(command, words, catch_exceptions=False)
+        return runner.invoke(command, words, catch_exceptions=False, input=input)
 
     return invoke

@@ -110,7 +110,7 @@ def test_admin_commands_on_state_a_worker_produced(
     assert {(e["class"], e["queue"], e["error_class"]) for e in dead} == {
         ("Doomed", "mail", "KeyError")}
     assert admin("dead", "retry", doomed[0]) == {"moved": 1}
-    assert admin("dead", "delete", "--all") == {"deleted": 1}
+    assert admin("dead", "delete", "--all", "--yes") == {"deleted": 1}
     assert admin("dead", "list") == []
     sizes = {q["name"]: q["size"] for q in admin("queues")}
     assert sizes == {"default": 1, "mail": 1}

@@ -33,14 +33,15 @@ def in_app_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
                   "expected an integer from 1 to 1000"),
     (("-q", ""), "setting 'queues' has an invalid value '' (from --queue): "
                  "expected a non-empty queue name"),
-    (("-q", "high,x"), "setting 'queues' has an invalid value 'high,x' (from --queue)"),
+    (("-q", "high,0"), "setting 'queues' has an invalid value 'high,0' (from --queue)"),
     (("-t", "-1"), "setting 'timeout' has an invalid value -1.0 (from --timeout)"),
-    (("--plugin", "nosuch"), "no cogworker plugin named 'nosuch' is installed. Installed "
-                             "plugins: basic, periodic-locks, reliable, unique."),
-    (("--plugin", "reliabel"), "no cogworker plugin named 'reliabel' is installed. "
-                               "Did you mean 'reliable'?"),
-    (("--plugin", "no:basik"), "no cogworker plugin named 'basik' is installed. "
-                               "Did you mean 'basic'?"),
+    (("--plugin", "nosuch"), "no cogworker plugin named 'nosuch' is installed (named by the "
+                             "command-line flag --plugin). Installed plugins: basic, "
+                             "periodic-locks, reliable, unique."),
+    (("--plugin", "reliabel"), "no cogworker plugin named 'reliabel' is installed (named by "
+                               "the command-line flag --plugin). Did you mean 'reliable'?"),
+    (("--plugin", "no:basik"), "no cogworker plugin named 'basik' is installed (named by the "
+                               "command-line flag --plugin). Did you mean 'basic'?"),
     (("-L", "no-such-folder/worker.log"), "cannot open the log file no-such-folder/worker.log "
                                           "for appending (No such file or directory)"),
 ], ids=["c-abc", "c-0", "q-empty", "q-weight", "t-negative", "plugin-unknown",
@@ -67,5 +68,17 @@ def test_a_bad_plugin_from_the_environment_is_a_usage_error_too(
     done = cogworker_cli("run", "-A", "jobapp:app", "--redis-url", NOWHERE, timeout=30)
 
     assert done.returncode == 2, done.stderr
-    assert "no cogworker plugin named 'uniqe' is installed. Did you mean 'unique'?" in (
-        done.stderr)
+    assert ("no cogworker plugin named 'uniqe' is installed (named by the environment variable "
+            "COGWORKER_PLUGINS). Did you mean 'unique'?") in done.stderr
+
+
+@pytest.mark.usefixtures("in_app_dir")
+def test_a_bad_plugin_in_pyproject_names_the_file(in_app_dir: Path) -> None:
+    pyproject = in_app_dir / "pyproject.toml"
+    pyproject.write_text('[tool.cogworker]\nplugins = ["uniqe"]\n', encoding="utf-8")
+
+    done = cogworker_cli("run", "-A", "jobapp:app", "--redis-url", NOWHERE, timeout=30)
+
+    assert done.returncode == 2, done.stderr
+    assert (f"no cogworker plugin named 'uniqe' is installed (named by the config file "
+            f"{pyproject} [tool.cogworker]). Did you mean 'unique'?") in done.stderr

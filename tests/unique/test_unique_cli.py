@@ -63,16 +63,23 @@ def test_clear_one_key_and_the_orphaned(
     run: Run, two_locks: tuple[str, str], redis_client: redis.Redis, keys: KeySchema
 ) -> None:
     live, _lost = two_locks
-    assert run("clear", "--orphaned").output.strip() == "cleared 1 orphaned lock(s)"
+    refused = run("clear", "--orphaned")
+    assert refused.exit_code == 2
+    assert "Clear 1 orphaned lock(s): not confirmed" in refused.output
+    assert run("clear", "--orphaned", "--yes").output.strip() == "cleared 1 orphaned lock(s)"
     assert lock_keys(redis_client, keys) == [live]
     assert run("clear", live).output.strip() == f"cleared {live}"
     assert run("clear", "live").output.strip() == "no lock live (already released or expired)"
     assert lock_keys(redis_client, keys) == []
 
 
-@pytest.mark.parametrize("args", [("clear",), ("clear", "somekey", "--orphaned")])
-def test_clear_needs_exactly_one_target(run: Run, args: tuple[str, ...],
+@pytest.mark.parametrize(("args", "message"), [
+    (("clear",), "locks clear: missing argument KEY: give KEY (one target) or --orphaned; "
+                 "neither was given"),
+    (("clear", "somekey", "--orphaned"), "locks clear: give either KEY or --orphaned, not both"),
+])
+def test_clear_needs_exactly_one_target(run: Run, args: tuple[str, ...], message: str,
                                         redis_client: redis.Redis) -> None:
     result = run(*args)
     assert result.exit_code == 2
-    assert "give either a KEY or --orphaned" in result.output
+    assert message in result.output

@@ -90,6 +90,11 @@ ACME_EXCLUSIVE = """
 
 
     @hookimpl
+    def cogworker_job_options():
+        return ["exclusive"]
+
+
+    @hookimpl
     def cogworker_acquire_unique_lock(app, job):
         if job.get("exclusive"):
             events.append(("acquire", job["args"]))

@@ -103,6 +103,15 @@ class Queue:
                 return
             start += PAGE_SIZE
 
+    def jobs(self, offset: int = 0, limit: int = PAGE_SIZE) -> list[JobRecord]:
+        """Up to ``limit`` jobs in the order workers will take them (the next one first),
+        skipping the first ``offset`` (``cogworker queues show`` pages with this)."""
+        if offset < 0 or limit < 1:
+            raise ValueError("offset must be >= 0 and limit >= 1")
+        with translate_errors():
+            page = self._broker.client.lrange(self.key, -(offset + limit), -(offset + 1))
+        return [JobRecord.from_raw(raw) for raw in reversed(page)]
+
     def find(self, jid: str) -> JobRecord | None:
         """The first job with this jid, or None."""
         return next((record for record in self if record.jid == jid), None)
@@ -112,10 +121,13 @@ class Queue:
         with translate_errors():
             return int(self._broker.client.lrem(self.key, 0, raw))
 
-    def clear(self) -> bool:
-        """Delete the whole queue; True when it existed."""
+    def clear(self) -> int:
+        """Delete the whole queue in one step; returns how many jobs it held."""
         with translate_errors():
-            return bool(self._broker.client.delete(self.key))
+            pipe = self._broker.client.pipeline(transaction=True)
+            pipe.llen(self.key)
+            pipe.delete(self.key)
+            return int(pipe.execute()[0])
 
     def pause(self) -> None:
         """Workers skip this queue until :meth:`resume` (they re-read it on every fetch)."""

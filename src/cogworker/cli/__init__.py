@@ -6,12 +6,16 @@ import click
 
 from cogworker.__about__ import __version__
 from cogworker.cli.admin_cmd import ADMIN_COMMANDS
+from cogworker.cli.busy_cmd import busy_command
 from cogworker.cli.cron_cmd import cron_group
 from cogworker.cli.enqueue_cmd import enqueue_command
 from cogworker.cli.locks_cmd import locks_group
 from cogworker.cli.plugins_cmd import plugins_command
+from cogworker.cli.queues_cmd import queues_group
 from cogworker.cli.redis_cmd import redis_group
 from cogworker.cli.run_cmd import run_command
+from cogworker.cli.sets_cmd import SET_COMMANDS
+from cogworker.cli.web_cmd import web_command
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -27,8 +31,9 @@ def version_command() -> None:
 
 
 for command in (run_command, enqueue_command, plugins_command, redis_group, locks_group, cron_group,
-                *ADMIN_COMMANDS):
+                queues_group, busy_command, *SET_COMMANDS, *ADMIN_COMMANDS, web_command):
     cli.add_command(command)
+cli.add_command(busy_command, "workers")
 
 
 def main() -> None:

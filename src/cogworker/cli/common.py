@@ -1,10 +1,8 @@
-"""What every command shares: finding the app and turning flags into settings."""
+"""What every command shares: finding the app, turning flags into settings, and errors."""
 
 from __future__ import annotations
 
 import functools
-import importlib
-import importlib.util
 import os
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -15,7 +13,14 @@ from typing import Any, TypeVar
 import click
 
 from cogworker.app import App
-from cogworker.core.errors import CogworkerError
+from cogworker.cli.app_loading import find_app, import_path, load_app_attr
+from cogworker.core.errors import (
+    BrokerAuthenticationError,
+    BrokerUnavailableError,
+    CogworkerError,
+    NoRedisError,
+)
+from cogworker.core.registry import deferred_option_checks
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -47,50 +52,7 @@ def app_options(func: F) -> F:
     return func
 
 
-def _import_path(path: str) -> list[Any]:
-    """Import a file or package directory; returns the imported module."""
-    target = Path(path).resolve()
-    if not target.exists():
-        raise CogworkerUsageError(f"-r/--require: {path} does not exist")
-    if target.is_dir():
-        init = target / "__init__.py"
-        if not init.exists():
-            raise CogworkerUsageError(f"-r/--require: {path} is a directory without __init__.py")
-        sys.path.insert(0, str(target.parent))
-        return [importlib.import_module(target.name)]
-    sys.path.insert(0, str(target.parent))
-    return [importlib.import_module(target.stem)]
-
-
-def _load_app_attr(app_path: str) -> App:
-    module_name, _, attr = app_path.partition(":")
-    attr = attr or "app"
-    if "" not in sys.path and str(Path.cwd()) not in sys.path:
-        sys.path.insert(0, str(Path.cwd()))
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise CogworkerUsageError(f"-A/--app: cannot import {module_name!r}: {exc}") from exc
-    target: Any = module
-    for part in attr.split("."):
-        if not hasattr(target, part):
-            raise CogworkerUsageError(f"-A/--app: {module_name!r} has no attribute {attr!r}")
-        target = getattr(target, part)
-    if callable(target) and not isinstance(target, App):
-        target = target()
-    if not isinstance(target, App):
-        raise CogworkerUsageError(
-            f"-A/--app: {app_path} is a {type(target).__name__}, not a cogworker.App"
-        )
-    return target
-
-
-def _find_app(modules: Sequence[Any]) -> App | None:
-    for module in modules:
-        found = [v for v in vars(module).values() if isinstance(v, App)]
-        if found:
-            return found[0]
-    return None
+APP_OPTION_NAMES = ("app_path", "require", "config", "redis_url", "namespace", "environment")
 
 
 def obtain_app(
@@ -104,7 +66,12 @@ def obtain_app(
     cli_settings: Mapping[str, Any] | None = None,
     server: bool = False,
 ) -> App:
-    """Import the app and apply every settings source; usage errors exit 2."""
+    """Import the app and apply every settings source; usage errors exit 2.
+
+    ``server``: whether the command may start the project's private redis-server (``run``
+    and ``enqueue`` may; commands that only look or steer never do). Job options declared
+    by plugins are checked once the flags are applied, so ``--plugin X`` counts.
+    """
     if environment:
         os.environ["APP_ENV"] = environment
     flags = {k: v for k, v in (cli_settings or {}).items() if v is not None}
@@ -112,12 +79,14 @@ def obtain_app(
                        ("environment", environment)):
         if value is not None:
             flags[key] = value
-    try:
+    with deferred_option_checks():
         modules: list[Any] = []
         for path in require:
-            modules.extend(_import_path(path))
-        app = _load_app_attr(app_path) if app_path else (_find_app(modules) or App())
-        app.server_process = server
+            modules.extend(import_path(path))
+        app = load_app_attr(app_path) if app_path else (find_app(modules) or None)
+    try:
+        app = app or App()
+        app.may_start_server = server
         app.configure(config_path=config, cli=flags, cwd=Path.cwd())
     except CogworkerError as exc:
         raise CogworkerUsageError(str(exc)) from exc
@@ -125,13 +94,28 @@ def obtain_app(
 
 
 @contextmanager
-def opened_app(options: dict[str, Any]) -> Iterator[App]:
-    """``obtain_app(**options)`` for the length of one command, then closed."""
-    app = obtain_app(**options)
+def opened_app(options: dict[str, Any], *, server: bool = False) -> Iterator[App]:
+    """``obtain_app(**options)`` for the length of one command, then closed. A Redis that
+    cannot be reached, or that refuses the password, is one line naming where it is set."""
+    app = obtain_app(**options, server=server)
     try:
         yield app
+    except (BrokerUnavailableError, BrokerAuthenticationError) as exc:
+        raise redis_failure(app, exc) from exc
     finally:
         app.close()
+
+
+def redis_failure(app: App, exc: CogworkerError) -> click.ClickException:
+    """The one-line error for a Redis that is away or refuses us (exit status 1)."""
+    if isinstance(exc, NoRedisError):
+        return click.ClickException(str(exc))
+    where = app.redis_location()
+    if isinstance(exc, BrokerAuthenticationError):
+        return click.ClickException(f"Redis at {where} refused to authenticate: {exc}")
+    return click.ClickException(
+        f"cannot reach Redis at {where}: {exc}; check that Redis runs there, or fix that "
+        "setting")
 
 
 def handle_errors(func: F) -> F:
@@ -147,3 +131,35 @@ def handle_errors(func: F) -> F:
             raise click.ClickException(str(exc)) from exc
 
     return wrapper  # type: ignore[return-value]
+
+
+def confirm_or_refuse(question: str, yes: bool) -> None:
+    """Ask ``question`` on a terminal; without one, refuse (exit 2) unless ``--yes``."""
+    if yes:
+        return
+    if not stdin_is_interactive():
+        raise CogworkerUsageError(
+            f"{question.rstrip('?')}: not confirmed, and standard input is not a terminal "
+            "to ask; pass --yes to do it without asking")
+    if not click.confirm(question, default=False):
+        raise click.ClickException("cancelled: nothing was changed")
+
+
+def stdin_is_interactive() -> bool:
+    """Whether a confirmation question can be asked (a test replaces this)."""
+    return sys.stdin.isatty()
+
+
+yes_option = click.option("-y", "--yes", "yes", is_flag=True,
+                          help="Do it without asking for confirmation.")
+
+
+def one_target(value: str | None, everything: bool, action: str, *, name: str,
+               every: str = "--all") -> None:
+    """Exactly one of a ``name`` argument or the ``every`` flag (usage error otherwise)."""
+    if value is not None and everything:
+        raise CogworkerUsageError(f"{action}: give either {name} or {every}, not both")
+    if value is None and not everything:
+        raise CogworkerUsageError(
+            f"{action}: missing argument {name}: give {name} (one target) or {every}; "
+            "neither was given")

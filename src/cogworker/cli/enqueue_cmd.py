@@ -1,14 +1,70 @@
-"""``cogworker enqueue``: push one job by name from the shell."""
+"""``cogworker enqueue``: push one job by name from the shell.
+
+With ``-A`` the name is checked against the app's registry (with a did-you-mean) and the
+arguments against the job's signature, so a typo is exit 2 here rather than 25 failures in
+a worker. Without an app nothing can be checked; a note on stderr says so.
+"""
 
 from __future__ import annotations
 
+import inspect
 import json
+import time
 from pathlib import Path
 from typing import Any
 
 import click
 
-from cogworker.cli.common import CogworkerUsageError, app_options, handle_errors, obtain_app
+from cogworker.app import App
+from cogworker.cli.common import CogworkerUsageError, app_options, handle_errors, opened_app
+from cogworker.core.errors import JobArgumentError
+from cogworker.core.job import Job, JobDefinition
+from cogworker.core.payload import check_json_args
+
+
+def _parse_args(json_args: str, job_name: str) -> list[Any]:
+    try:
+        args = json.loads(json_args)
+    except ValueError as exc:
+        raise CogworkerUsageError(f"JSON_ARGS is not JSON: {exc}") from exc
+    if not isinstance(args, list):
+        raise CogworkerUsageError(
+            f"JSON_ARGS must be a JSON array, e.g. '[1, \"a\"]', not {json_args}"
+        )
+    try:
+        return check_json_args(job_name, args)  # json.loads takes NaN and Infinity
+    except JobArgumentError as exc:
+        raise CogworkerUsageError(f"JSON_ARGS: {exc}") from exc
+
+
+def _definition(app: App, job_name: str) -> JobDefinition:
+    definition = app.registry.get(job_name)
+    if definition is not None:
+        return definition
+    suggestion = app.registry.suggest(job_name)
+    hint = f" Did you mean {suggestion!r}? (jobs are named by their full name)" \
+        if suggestion else ""
+    known = ", ".join(app.registry.names()[:10]) or "none"
+    raise CogworkerUsageError(
+        f"JOB_NAME: the app registers no job named {job_name!r}.{hint} Registered: {known}")
+
+
+def check_signature(definition: JobDefinition, args: list[Any]) -> None:
+    """Raise a usage error when ``args`` do not fit the job's ``perform`` signature."""
+    target = definition.target
+    func = target.perform if isinstance(target, type) and issubclass(target, Job) else target
+    try:
+        signature = inspect.signature(func)
+    except (TypeError, ValueError):
+        return  # a builtin or C callable without a signature: nothing to check
+    if isinstance(target, type):
+        signature = signature.replace(parameters=list(signature.parameters.values())[1:])
+    try:
+        signature.bind(*args)
+    except TypeError as exc:
+        raise CogworkerUsageError(
+            f"JSON_ARGS: job {definition.name!r} takes {signature}, and "
+            f"{json.dumps(args, ensure_ascii=False)[:200]} does not fit: {exc}") from exc
 
 
 @click.command("enqueue")
@@ -23,28 +79,28 @@ def enqueue_command(
     namespace: str | None, environment: str | None, job_name: str, json_args: str,
     queue: str | None, delay: float | None,
 ) -> None:
-    """Enqueue JOB_NAME with JSON_ARGS (a JSON array, default []). Prints the jid."""
-    try:
-        args = json.loads(json_args)
-    except ValueError as exc:
-        raise CogworkerUsageError(f"JSON_ARGS is not JSON: {exc}") from exc
-    if not isinstance(args, list):
-        raise CogworkerUsageError(
-            f"JSON_ARGS must be a JSON array, e.g. '[1, \"a\"]', not {json_args}"
-        )
+    """Enqueue JOB_NAME with JSON_ARGS (a JSON array, default []). Prints the jid.
+
+    With -A the name and the arguments are checked against the app's job.
+    """
+    args = _parse_args(json_args, job_name)
     if delay is not None and delay < 0:
         raise CogworkerUsageError("--in must be >= 0 seconds")
-    app = obtain_app(app_path=app_path, require=require, config=config, redis_url=redis_url,
-                     namespace=namespace, environment=environment)
-    definition = app.registry.get(job_name)
-    payload: dict[str, Any] = dict(definition.options) if definition else {}
-    payload.pop("unique_args", None)
-    payload.update({"class": job_name, "args": args})
-    if queue:
-        payload["queue"] = queue
-    if delay is not None:
-        import time
-
-        payload["at"] = time.time() + delay
-    jid = app.push(payload)
+    options = {"app_path": app_path, "require": require, "config": config,
+               "redis_url": redis_url, "namespace": namespace, "environment": environment}
+    with opened_app(options, server=True) as app:
+        payload: dict[str, Any] = {}
+        if app_path or require:
+            definition = _definition(app, job_name)
+            check_signature(definition, args)
+            payload.update(definition.options)
+        else:
+            click.echo("note: no app given (-A), so the job name and its arguments were not "
+                       "checked; a worker that does not know them fails the job", err=True)
+        payload.update({"class": job_name, "args": args})
+        if queue:
+            payload["queue"] = queue
+        if delay is not None:
+            payload["at"] = time.time() + delay
+        jid = app.push(payload)
     click.echo(jid if jid is not None else "skipped: a unique duplicate is already queued")

@@ -10,7 +10,14 @@ from typing import Any
 
 import click
 
-from cogworker.cli.common import CogworkerUsageError, app_options, handle_errors, obtain_app
+from cogworker.cli.common import (
+    app_options,
+    confirm_or_refuse,
+    handle_errors,
+    one_target,
+    opened_app,
+    yes_option,
+)
 from cogworker.plugins.unique_admin import LockInfo, clear_lock, clear_orphaned, list_locks
 
 
@@ -49,11 +56,8 @@ def locks_group() -> None:
 @handle_errors
 def list_command(job_name: str | None, as_json: bool, **options: Any) -> None:
     """List unique locks: key, owner jid, TTL, and where the owner job is now."""
-    app = obtain_app(**options)
-    try:
+    with opened_app(options) as app:
         locks = list_locks(app, job=job_name)
-    finally:
-        app.close()
     if as_json:
         click.echo(json.dumps([lock.to_dict() for lock in locks], indent=2, ensure_ascii=False))
         return
@@ -71,19 +75,19 @@ def list_command(job_name: str | None, as_json: bool, **options: Any) -> None:
 @click.argument("key", required=False)
 @click.option("--orphaned", is_flag=True,
               help="Clear every lock whose owner job exists nowhere (or is dead).")
+@yes_option
 @handle_errors
-def clear_command(key: str | None, orphaned: bool, **options: Any) -> None:
-    """Clear the lock KEY (full key or the digest part), or every orphaned lock."""
-    if (key is None) == (not orphaned):
-        raise CogworkerUsageError("locks clear: give either a KEY or --orphaned (not both)")
-    app = obtain_app(**options)
-    try:
+def clear_command(key: str | None, orphaned: bool, yes: bool, **options: Any) -> None:
+    """Clear the lock KEY (full key or the digest part), or every orphaned lock (--orphaned,
+    asks first unless --yes)."""
+    one_target(key, orphaned, "locks clear", name="KEY", every="--orphaned")
+    with opened_app(options) as app:
         if key is None:
+            orphans = sum(lock.orphaned for lock in list_locks(app))
+            confirm_or_refuse(f"Clear {orphans} orphaned lock(s)?", yes)
             cleared = clear_orphaned(app)
             click.echo(f"cleared {cleared} orphaned lock(s)")
         elif clear_lock(app, key):
             click.echo(f"cleared {key}")
         else:
             click.echo(f"no lock {key} (already released or expired)")
-    finally:
-        app.close()

@@ -11,6 +11,7 @@ import click
 from cogworker.core import plugins
 from cogworker.core.config_sources import load_settings
 from cogworker.core.errors import CogworkerError
+from cogworker.core.settings import Settings
 
 USAGE_EXIT = 2
 HEADERS = ("NAME", "DISTRIBUTION", "VERSION", "ACTIVE", "HOOKS")
@@ -56,16 +57,16 @@ def plugins_command(
         settings = load_settings(
             config_path=config, cli={"fetch": fetch, "plugins": changes or None}
         )
-        infos = plugin_table(settings.fetch, settings.plugins)
+        infos = plugin_table(settings)
     except CogworkerError as exc:
         raise PluginUsageError(str(exc)) from exc
     click.echo(render_json(infos) if as_json else render_text(infos))
 
 
-def plugin_table(fetch: str, changes: Sequence[str]) -> list[plugins.PluginInfo]:
+def plugin_table(settings: Settings) -> list[plugins.PluginInfo]:
     """Discover, resolve and load as a worker would, then describe every plugin."""
     catalog = plugins.discover()
-    active = plugins.resolve_active(catalog, fetch, changes)
+    active = plugins.resolve_active(catalog, settings.fetch, settings.plugins, settings)
     return plugins.describe(catalog, plugins.load_plugins(catalog, active))
 
 

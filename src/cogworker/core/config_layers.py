@@ -6,9 +6,10 @@ forms accepted (see ``docs/reference/settings.md``):
 
 - integers and floats from their decimal text; booleans from true/false, 1/0, yes/no,
   on/off (any case);
-- queues from ``"critical:3,default,low:1"`` (``name:weight`` expands to ``weight`` copies),
-  from a list of names, ``name:weight`` strings, ``[name, weight]`` pairs or
-  ``{name: weight}`` mappings, or from one such mapping;
+- queues from ``"critical,3,default"`` or ``"critical:3,default"`` (a weight expands to
+  that many copies of the name before it; one grammar for ``-q``, the environment and
+  files), from a list of such strings, ``[name, weight]`` pairs or ``{name: weight}``
+  mappings, or from one such mapping;
 - plugins from ``"reliable,no:unique"`` or a list;
 - plugin options from a JSON object (environment) or a nested table (files).
 """
@@ -29,6 +30,7 @@ TRUE_WORDS = frozenset({"true", "1", "yes", "on"})
 FALSE_WORDS = frozenset({"false", "0", "no", "off"})
 
 _INTEGER_TEXT = re.compile(r"[+-]?\d+")
+_NUMBER_TEXT = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 _WEIGHT_ACCEPTED = f"a queue weight that is an integer from 1 to {MAX_QUEUE_WEIGHT}"
 _QUEUES_ACCEPTED = (
     "queues as 'name:weight,name' text, a list of names, 'name:weight' strings or "
@@ -78,8 +80,10 @@ def settings_from_layers(layers: Sequence[Layer]) -> Settings:
                 merged[key] = _merge_plugin_options(merged.get(key, {}), value)
             else:
                 merged[key] = value
+    # Each plugin change keeps its own source: "no plugin 'uniqe'" names the file it is in.
+    origins.update({plugin_change_key(change): src for change, src in plugin_origins})
     try:
-        return Settings(**merged)
+        return Settings(**merged, sources=origins)
     except ConfigurationError as exc:
         origin = origins.get(exc.field)
         if exc.field == "plugins":
@@ -90,26 +94,75 @@ def settings_from_layers(layers: Sequence[Layer]) -> Settings:
         raise ConfigurationError(exc.field, shown, exc.accepted, origin) from None
 
 
-def parse_queue_option(option: str, *, source: str = "--queue") -> tuple[str, ...]:
-    """Parse one CLI ``-q NAME[,WEIGHT]``: ``"low,3"`` gives ``("low", "low", "low")``."""
-    name, comma, weight_text = option.partition(",")
-    weight = _parse_weight(weight_text, option, source) if comma else 1
-    return _repeat(name.strip(), weight, option, source)
+def plugin_change_key(change: str) -> str:
+    """The key under which ``Settings.sources`` records where a plugin change came from."""
+    return f"plugins[{change}]"
 
 
 def parse_queue_options(options: Iterable[str], *, source: str = "--queue") -> tuple[str, ...]:
-    """Parse repeated CLI ``-q`` options into one weighted tuple, in the order given."""
-    return tuple(name for option in options for name in parse_queue_option(option, source=source))
+    """Parse repeated CLI ``-q`` values (each as :func:`parse_queues`), in the order given."""
+    names: list[str] = []
+    for option in options:
+        parsed = parse_queues(option, source=source)
+        if not parsed:
+            raise ConfigurationError("queues", option, "a non-empty queue name", source)
+        names.extend(parsed)
+    return tuple(names)
 
 
 def parse_queues(text: str, *, source: str | None = None) -> tuple[str, ...]:
-    """Parse ``"critical:3,default,low:1"`` into names repeated by weight, in order.
+    """Parse queues text into names repeated by weight, in order. One grammar everywhere
+    (``-q``, ``COGWORKER_QUEUES``, config files): comma-separated items, each
 
-    A ``:N`` suffix is a weight only when ``N`` is an integer, so a queue named ``app:high``
-    keeps its colon; write ``app:7:1`` for a queue whose name itself ends in ``:7``.
+    * ``NAME`` — weight 1;
+    * ``NAME:WEIGHT`` — ``WEIGHT`` copies (``critical:3``);
+    * a bare ``WEIGHT`` — the weight of the name just before it (``critical,3`` is
+      ``critical:3``, as Sidekiq's ``-q critical,3``).
+
+    A ``:N`` suffix is a weight only when ``N`` is an integer, so ``app:high`` keeps its
+    colon; write ``app:7:1`` for a queue whose name itself ends in ``:7``. A name that is
+    only digits cannot be written in text (it reads as a weight): use a ``[name, weight]``
+    pair in a config file.
     """
-    specs = [spec.strip() for spec in text.split(",")]
-    return tuple(name for spec in specs if spec for name in _parse_queue_spec(spec, source))
+    items: list[object] = [spec.strip() for spec in text.split(",")]
+    return _weighted_items([item for item in items if item], text, source)
+
+
+def _weighted_items(items: Sequence[object], whole: object,
+                    source: str | None) -> tuple[str, ...]:
+    """Names repeated by weight from a list of items; an integer item (or integer text)
+    weights the unweighted name before it."""
+    names: list[str] = []
+    pending: object = None  # the previous item, while it still may take a weight
+    for item in items:
+        if _is_weight(item):
+            if pending is None:
+                raise ConfigurationError(
+                    "queues", whole, f"a queue name before each weight ({item!r} follows "
+                    "no name, or a name that has a weight already): NAME,WEIGHT or "
+                    "NAME:WEIGHT", source)
+            names.extend(_repeat(pending, _parse_weight(item, whole, source), whole, source))
+            pending = None
+            continue
+        if pending is not None:
+            names.extend(_repeat(pending, 1, whole, source))
+            pending = None
+        if isinstance(item, str) and _parse_queue_spec(item, source) == (item,):
+            pending = item  # a plain name: the next item may be its weight
+        else:
+            names.extend(_queue_item(item, source))
+    if pending is not None:
+        names.extend(_repeat(pending, 1, whole, source))
+    return tuple(names)
+
+
+def _is_weight(item: object) -> bool:
+    """An integer, or text that reads as a number (``1.5`` is a bad weight, not a name)."""
+    if isinstance(item, bool):
+        return False
+    if isinstance(item, (int, float)):
+        return True
+    return isinstance(item, str) and bool(_NUMBER_TEXT.fullmatch(item))
 
 
 def format_queues(queues: Sequence[str]) -> str:
@@ -121,7 +174,8 @@ def format_queues(queues: Sequence[str]) -> str:
         run = 1
         while index + run < len(queues) and queues[index + run] == name and run < MAX_QUEUE_WEIGHT:
             run += 1
-        needs_weight = run > 1 or _INTEGER_TEXT.fullmatch(name.rpartition(":")[2]) is not None
+        needs_weight = (run > 1 or _INTEGER_TEXT.fullmatch(name.rpartition(":")[2]) is not None
+                        or _INTEGER_TEXT.fullmatch(name) is not None)
         parts.append(f"{name}:{run}" if needs_weight else name)
         index += run
     return ",".join(parts)
@@ -176,7 +230,13 @@ def _to_queues(key: str, value: object, source: str) -> tuple[str, ...]:
     if isinstance(value, Mapping):
         return _queue_mapping(value, source)
     if isinstance(value, (list, tuple)):
-        return tuple(name for item in value for name in _queue_item(item, source))
+        items: list[object] = []
+        for item in value:  # "critical,3" inside a list means what it means as text
+            if isinstance(item, str):
+                items.extend(part.strip() for part in item.split(",") if part.strip())
+            else:
+                items.append(item)
+        return _weighted_items(items, value, source)
     raise ConfigurationError(key, value, _QUEUES_ACCEPTED, source)
 
 

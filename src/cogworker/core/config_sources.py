@@ -148,6 +148,21 @@ def env_layer(environ: Mapping[str, str]) -> Layer:
     return Layer(ENV_SOURCE, values, key_sources)
 
 
+def describe_source(source: str) -> str:
+    """A source as :func:`load_settings` records it, in words for an error message."""
+    if source == CODE_SOURCE:
+        return "the App(...) arguments in the app's code"
+    if source in CLI_FLAGS.values():
+        return f"the command-line flag {source}"
+    if source.startswith(ENV_PREFIX) or source == REDIS_URL_FALLBACK_ENV_VAR:
+        return f"the environment variable {source}"
+    if source == "default":
+        return "the default"
+    if source in (CLI_SOURCE, ENV_SOURCE):
+        return f"the {source}"
+    return source if source.endswith("()") else f"the config file {source}"
+
+
 def env_var_name(field_name: str) -> str:
     """The environment variable for a setting: ``concurrency`` → ``COGWORKER_CONCURRENCY``."""
     return ENV_PREFIX + field_name.upper()

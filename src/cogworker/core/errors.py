@@ -16,6 +16,8 @@ The tree::
     │   └── PluginLoadError             a plugin failed to import
     ├── BrokerError                     the broker failed; ``__cause__`` keeps the driver error
     │   ├── BrokerUnavailableError      connection lost, Redis loading/readonly/busy: retry later
+    │   │   └── NoRedisError            no Redis URL set and no private redis-server running
+    │   ├── BrokerAuthenticationError   Redis refused the user name or password
     │   ├── BrokerPermissionError       the Redis user's ACL refuses a command, key or channel
     │   └── UnsupportedCommandError     the server lacks a command (e.g. LMOVE before 6.2)
     ├── EmbeddedRedisError              the private redis-server could not be found or started
@@ -34,6 +36,11 @@ Messages say what went wrong, which thing it was, and what to do about it.
 from __future__ import annotations
 
 from collections.abc import Iterable
+
+
+def indefinite(noun: str) -> str:
+    """The noun with its indefinite article: ``"an int"``, ``"a str"``."""
+    return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"
 
 
 class CogworkerError(Exception):
@@ -62,10 +69,9 @@ class JobArgumentError(CogworkerError, TypeError):
         self.job = job
         self.position = position
         self.value = value
-        type_name = type(value).__name__
         super().__init__(
-            f"argument {position} of job {job!r} is a {type_name} ({value!r:.80}), which is "
-            f"not JSON: {hint}"
+            f"argument {position} of job {job!r} is {indefinite(type(value).__name__)} "
+            f"({value!r:.80}), which is not JSON: {hint}"
         )
 
 
@@ -120,12 +126,16 @@ class PluginError(CogworkerError):
 class PluginNotFoundError(PluginError, LookupError):
     """An activated plugin name is not installed."""
 
-    def __init__(self, name: str, installed: Iterable[str], suggestion: str | None):
+    def __init__(self, name: str, installed: Iterable[str], suggestion: str | None,
+                 source: str | None = None):
         self.name = name
         self.installed = sorted(installed)
+        self.suggestion = suggestion
+        self.source = source
         hint = f" Did you mean {suggestion!r}?" if suggestion else ""
+        where = f" (named by {source})" if source else ""
         super().__init__(
-            f"no cogworker plugin named {name!r} is installed.{hint} "
+            f"no cogworker plugin named {name!r} is installed{where}.{hint} "
             f"Installed plugins: {', '.join(self.installed) or 'none'}. "
             "Install the package that provides it, or fix the name."
         )
@@ -155,6 +165,16 @@ class BrokerError(CogworkerError):
 
 class BrokerUnavailableError(BrokerError, ConnectionError):
     """The broker cannot be reached right now (connection, LOADING, READONLY, BUSY...)."""
+
+
+class NoRedisError(BrokerUnavailableError):
+    """A command that never starts a redis-server found no Redis to talk to: no URL is set
+    and the project's private redis-server is not running."""
+
+
+class BrokerAuthenticationError(BrokerError, PermissionError):
+    """Redis refused to authenticate: a wrong password or user name, or none given where
+    one is required. Retrying does not help; the URL (or its password) must change."""
 
 
 class BrokerPermissionError(BrokerError, PermissionError):

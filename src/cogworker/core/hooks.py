@@ -22,12 +22,18 @@ import pluggy
 from cogworker.core.errors import PluginError
 
 if TYPE_CHECKING:
+    from starlette.requests import Request
+    from starlette.responses import Response
+
     from cogworker.app import App
     from cogworker.core.broker import Broker, Fetcher
     from cogworker.core.hookspecs import WorkerHandle
+    from cogworker.core.job_options import JobOption
     from cogworker.core.middleware import ClientMiddleware, ServerMiddleware
     from cogworker.core.payload import Payload
     from cogworker.core.periodic_types import ClaimResult, PeriodicEntry
+    from cogworker.core.settings import Settings
+    from cogworker.web.extension import Tab
 
 logger = logging.getLogger(__name__)
 # Hook-call tracing has one logger, whichever module emits the line (see load_plugins).
@@ -76,17 +82,19 @@ class Hooks:
         _reject_notification_wrappers(pm)
 
     @classmethod
-    def from_settings(cls, fetch: str, changes: Sequence[str]) -> Hooks:
+    def from_settings(cls, fetch: str, changes: Sequence[str],
+                      settings: Settings | None = None) -> Hooks:
         """Discover, resolve and load the plugins for ``fetch`` and ``changes``.
 
-        ``fetch`` and ``changes`` are ``Settings.fetch`` and ``Settings.plugins``. Raises the
+        ``fetch`` and ``changes`` are ``Settings.fetch`` and ``Settings.plugins``; with
+        ``settings`` an unknown plugin's error names the source that named it. Raises the
         :class:`PluginError` subclasses of :mod:`cogworker.core.plugins`.
         """
         # plugins imports this module (arm_addhooks); importing it here avoids the cycle.
         from cogworker.core import plugins
 
         catalog = plugins.discover()
-        active = plugins.resolve_active(catalog, fetch, changes)
+        active = plugins.resolve_active(catalog, fetch, changes, settings)
         return cls(plugins.load_plugins(catalog, active))
 
     @property
@@ -99,6 +107,17 @@ class Hooks:
     def configure(self, app: App) -> None:
         """``cogworker_configure`` (historic: plugins registered later get it too)."""
         self._pm.hook.cogworker_configure.call_historic(kwargs={"app": app})
+
+    def job_options(self) -> list[tuple[str, list[JobOption | str]]]:
+        """``cogworker_job_options`` of each active plugin: ``(plugin name, options)``,
+        in pluggy call order; plugins that return None are left out. Propagates."""
+        caller: pluggy.HookCaller = self._pm.hook.cogworker_job_options
+        declared: list[tuple[str, list[JobOption | str]]] = []
+        for impl in reversed(caller.get_hookimpls()):
+            result = cast("Sequence[JobOption | str] | None", impl.function())
+            if result is not None:
+                declared.append((impl.plugin_name, list(result)))
+        return declared
 
     # -- fetch strategy ----------------------------------------------------------------
 
@@ -203,6 +222,30 @@ class Hooks:
     def orphans_recovered(self, app: App, identity: str, count: int) -> None:
         """Notification: a dead process's in-progress jobs were requeued."""
         self._notify("cogworker_orphans_recovered", app=app, identity=identity, count=count)
+
+    # -- web dashboard -----------------------------------------------------------------
+
+    def web_tabs(self, app: App) -> list[Tab]:
+        """``cogworker_web_tabs``: every tab of every active plugin. Propagates."""
+        results = self._pm.hook.cogworker_web_tabs(app=app)
+        return [cast("Tab", tab) for result in results for tab in (result or ())]
+
+    def web_authorize(self, app: App, request: Request, action: str) -> bool | Response | None:
+        """``cogworker_web_authorize``: False if any plugin refuses, else the first
+        Response, else True if any allows, else None. Propagates."""
+        results = self._pm.hook.cogworker_web_authorize(app=app, request=request,
+                                                        action=action)
+        if any(result is False for result in results):
+            return False
+        answer = next((r for r in results if not isinstance(r, bool)), None)
+        if answer is not None:
+            return cast("Response", answer)
+        return True if any(result is True for result in results) else None
+
+    def web_authorizers(self) -> list[str]:
+        """Names of the active plugins that implement ``cogworker_web_authorize``."""
+        caller: pluggy.HookCaller = self._pm.hook.cogworker_web_authorize
+        return [impl.plugin_name for impl in caller.get_hookimpls()]
 
     # -- dispatch ----------------------------------------------------------------------
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from cogworker.core.errors import JobDefinitionError
+from cogworker.core.job_options import check_reserved
 from cogworker.core.payload import (
     DEFAULT_QUEUE,
     Payload,
@@ -24,7 +25,6 @@ if TYPE_CHECKING:
     from cogworker.app import App
 
 UNIQUE_MODES = ("until_executed", "until_executing", "while_executing")
-RESERVED_OPTIONS = frozenset({"class", "args", "jid", "created_at", "enqueued_at", "at"})
 
 RetryIn = Callable[..., Any]
 DeferPush = Callable[[Callable[[], object]], None]
@@ -40,7 +40,14 @@ class JobDefinition:
     options: dict[str, Any] = field(default_factory=dict)
     retry_in: RetryIn | None = None
     retries_exhausted: RetriesExhausted | None = None
-    unique_args: Callable[[list[Any]], list[Any]] | None = None
+    local_options: dict[str, Any] = field(default_factory=dict)
+    """Options whose value is callable (``unique_args``): read by plugins, never stored."""
+
+    @property
+    def unique_args(self) -> Callable[[list[Any]], list[Any]] | None:
+        """The ``unique_args`` option (read by the unique plugin), or None."""
+        chooser = self.local_options.get("unique_args")
+        return chooser if callable(chooser) else None
 
     @property
     def is_class(self) -> bool:
@@ -70,37 +77,20 @@ class JobDefinition:
         return method
 
 
-def validate_options(name: str, options: Mapping[str, Any]) -> dict[str, Any]:
-    """Check the options every job understands; custom options pass through untouched."""
-    checked = dict(options)
-    bad = RESERVED_OPTIONS.intersection(checked)
-    if bad:
-        raise JobDefinitionError(
-            f"job {name!r}: option(s) {sorted(bad)} are set by cogworker itself; rename them"
-        )
-    queue = checked.get("queue", DEFAULT_QUEUE)
-    if not isinstance(queue, str) or not queue or any(c.isspace() for c in queue):
-        raise JobDefinitionError(f"job {name!r}: queue must be a non-empty name, not {queue!r}")
-    retry = checked.get("retry", True)
-    if not isinstance(retry, (bool, int)) or (not isinstance(retry, bool) and retry < 0):
-        raise JobDefinitionError(
-            f"job {name!r}: retry must be True, False or a whole number >= 0, not {retry!r}"
-        )
-    unique = checked.get("unique")
-    if unique is not None and unique not in UNIQUE_MODES:
-        raise JobDefinitionError(
-            f"job {name!r}: unique must be one of {', '.join(UNIQUE_MODES)} or None, "
-            f"not {unique!r}"
-        )
-    unique_for = checked.get("unique_for")
-    if unique_for is not None and (
-        isinstance(unique_for, bool) or not isinstance(unique_for, (int, float)) or unique_for <= 0
-    ):
-        raise JobDefinitionError(
-            f"job {name!r}: unique_for must be a number of seconds > 0, not {unique_for!r}"
-        )
-    check_json_args(name, [dict(checked)])
-    return checked
+def split_options(name: str, options: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``(stored, local)``: the options copied into every payload (plain JSON), and those
+    whose value is callable (``unique_args``), kept on the definition only.
+
+    Raises :class:`JobDefinitionError` for an option cogworker sets itself (``jid``...) and
+    :class:`JobArgumentError` for a value that is neither JSON nor callable. Whether each
+    option is declared, and its value valid, is checked by the registry
+    (:mod:`cogworker.core.job_options`).
+    """
+    check_reserved(name, options)
+    stored = {key: value for key, value in options.items() if not callable(value)}
+    local = {key: value for key, value in options.items() if callable(value)}
+    check_json_args(name, [stored])
+    return stored, local
 
 
 def to_epoch(when: float | int | dt.datetime | dt.timedelta, now: float | None = None) -> float:
@@ -143,7 +133,6 @@ class Enqueuer:
     def _payload(self, args: tuple[Any, ...], now: float) -> Payload:
         name = self._definition.name
         payload: Payload = {"class": name, **self._definition.options, **self._overrides}
-        payload.pop("unique_args", None)
         payload["args"] = check_json_args(name, args)
         return complete(payload, now)
 
@@ -167,9 +156,9 @@ class Enqueuer:
 
     def set(self, **overrides: Any) -> Enqueuer:
         """The same job with options changed for the next call only (queue=, retry=...)."""
-        merged = {**self._overrides, **overrides}
-        validate_options(self._definition.name, {**self._definition.options, **merged})
-        return Enqueuer(self._app, self._definition, merged, self._defer)
+        self._app.registry.check_overrides(self._definition, overrides)
+        return Enqueuer(self._app, self._definition, {**self._overrides, **overrides},
+                        self._defer)
 
     def on_commit(self, using: object = None) -> Enqueuer:
         """The same job, pushed only once the current database transaction commits.

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import pluggy
 
 from cogworker.core import hookspecs
+from cogworker.core.config_sources import describe_source
 from cogworker.core.errors import (
     PluginConflictError,
     PluginError,
@@ -34,7 +35,7 @@ from cogworker.core.errors import (
 )
 from cogworker.core.hooks import arm_addhooks, tracing_requested
 from cogworker.core.markers import PROJECT_NAME
-from cogworker.core.settings import DEACTIVATE_PREFIX
+from cogworker.core.settings import DEACTIVATE_PREFIX, Settings
 
 logger = logging.getLogger(__name__)
 
@@ -161,7 +162,8 @@ def _entry_from(entry_point: importlib.metadata.EntryPoint) -> CatalogEntry:
 # -- 2. activation ---------------------------------------------------------------------
 
 
-def resolve_active(catalog: Catalog, fetch: str, changes: Sequence[str]) -> list[str]:
+def resolve_active(catalog: Catalog, fetch: str, changes: Sequence[str],
+                   settings: Settings | None = None) -> list[str]:
     """The names to activate: ``[fetch, *DEFAULT_PLUGINS]`` with ``changes`` applied.
 
     ``"NAME"`` activates, ``"no:NAME"`` deactivates, ``"module.path:"`` activates a module
@@ -171,8 +173,21 @@ def resolve_active(catalog: Catalog, fetch: str, changes: Sequence[str]) -> list
 
     Raises :class:`PluginNotFoundError` for an unknown name, :class:`PluginConflictError`
     when two explicitly activated plugins both provide a fetcher, :class:`PluginLoadError`
-    when an explicitly activated plugin fails to import.
+    when an explicitly activated plugin fails to import. With ``settings`` (whose
+    ``fetch`` and ``plugins`` these are), an unknown name's error says where it was set.
     """
+    try:
+        return _resolve(catalog, fetch, changes)
+    except PluginNotFoundError as exc:
+        if settings is None:
+            raise
+        source = (settings.source_of_plugin(exc.name) or
+                  (settings.source_of("fetch") if exc.name == fetch else None))
+        described = describe_source(source) if source is not None else None
+        raise PluginNotFoundError(exc.name, exc.installed, exc.suggestion, described) from None
+
+
+def _resolve(catalog: Catalog, fetch: str, changes: Sequence[str]) -> list[str]:
     catalog.entry(fetch)
     active = [fetch, *(name for name in DEFAULT_PLUGINS if name != fetch)]
     explicit: list[str] = []
@@ -249,10 +264,47 @@ def load_plugins(catalog: Catalog, names: Iterable[str]) -> pluggy.PluginManager
         pm.check_pending()
     except pluggy.PluginValidationError as exc:
         name = pm.get_name(exc.plugin) or repr(exc.plugin)
-        raise PluginLoadError(name, _distribution_of(catalog, name), exc) from exc
+        cause = _with_hook_suggestion(pm, exc)
+        raise PluginLoadError(name, _distribution_of(catalog, name), cause) from exc
     if tracing_requested():
         pm.add_hookcall_monitoring(_trace_before, _trace_after)
     return pm
+
+
+def _with_hook_suggestion(
+    pm: pluggy.PluginManager, exc: pluggy.PluginValidationError
+) -> pluggy.PluginValidationError:
+    """``exc`` with "did you mean 'cogworker_heartbeat'?" for each misspelt hook name."""
+    specified = sorted(name for name in hookspecs.ALL_HOOKS)
+    unknown = [
+        name for name, caller in vars(pm.hook).items()
+        if isinstance(caller, pluggy.HookCaller) and caller.spec is None
+        and any(impl.plugin is exc.plugin for impl in caller.get_hookimpls())
+    ]
+    hints = []
+    for name in sorted(unknown):
+        close = difflib.get_close_matches(name, specified, n=1, cutoff=0.6)
+        hints.append(f"{name}: did you mean {close[0]!r}?" if close
+                     else f"{name}: no cogworker hook has a similar name")
+    if not hints:
+        return exc
+    message = f"{exc} ({'; '.join(hints)}; docs/reference/hooks.md lists every hook)"
+    return pluggy.PluginValidationError(exc.plugin, message)
+
+
+def job_options_of(catalog: Catalog, names: Iterable[str]) -> list[tuple[str, list[object]]]:
+    """What the plugins ``names`` declare with ``cogworker_job_options``, without
+    registering them: for plugins deactivated by name, whose options stay accepted."""
+    parser = pluggy.PluginManager(PROJECT_NAME)
+    declared: list[tuple[str, list[object]]] = []
+    for name in sorted(set(names)):
+        plugin = catalog.entry(name).load()
+        for attribute in dir(plugin):
+            opts = parser.parse_hookimpl_opts(plugin, attribute)
+            if opts is not None and (opts["specname"] or attribute) == "cogworker_job_options":
+                result = getattr(plugin, attribute)()
+                declared.append((name, list(result or ())))
+    return declared
 
 
 def _check_exclusive_fetcher(catalog: Catalog, pm: pluggy.PluginManager) -> None:

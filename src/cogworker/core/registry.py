@@ -1,21 +1,57 @@
-"""The job registry: stored job name → :class:`JobDefinition`."""
+"""The job registry: stored job name → :class:`JobDefinition`, options checked on the way in.
+
+A job's options are checked when it is registered (see :mod:`cogworker.core.job_options`):
+cogworker's own options always at once; options declared by plugins against the plugins
+the app activates. The CLI imports an app before it applies its own flags (``--plugin X``
+may add the plugin that declares an option), so while it imports it defers the plugin
+options (:func:`deferred_option_checks`) and checks every job afterwards with
+:meth:`JobRegistry.check_all`, still before anything runs.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+import difflib
 import inspect
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from cogworker.core.callables import call_with_arity
 from cogworker.core.errors import JobDefinitionError, UnknownJobError
-from cogworker.core.job import Job, JobDefinition, default_name, validate_options
+from cogworker.core.job import Job, JobDefinition, default_name, split_options
+from cogworker.core.job_options import (
+    CORE_OPTION_NAMES,
+    OptionCatalog,
+    check_values,
+    where_defined,
+)
+
+OptionSource = Callable[[], OptionCatalog]
+
+_DEFERRED: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "cogworker_deferred_option_checks", default=False)
+
+
+@contextlib.contextmanager
+def deferred_option_checks() -> Iterator[None]:
+    """Within this block, registering a job checks only cogworker's own options; plugin
+    options wait for :meth:`JobRegistry.check_all` (the CLI calls it after its flags)."""
+    token = _DEFERRED.set(True)
+    try:
+        yield
+    finally:
+        _DEFERRED.reset(token)
 
 
 class JobRegistry:
-    def __init__(self) -> None:
+    def __init__(self, option_source: OptionSource | None = None) -> None:
+        """``option_source()`` gives the options declared for the app's active plugins;
+        without one, only cogworker's own options are known."""
         self._jobs: dict[str, JobDefinition] = {}
         self._lock = threading.Lock()
+        self._option_source = option_source or OptionCatalog
 
     def __contains__(self, name: object) -> bool:
         return name in self._jobs
@@ -26,6 +62,10 @@ class JobRegistry:
     def names(self) -> list[str]:
         return sorted(self._jobs)
 
+    def definitions(self) -> list[JobDefinition]:
+        """Every registered job, by name."""
+        return [self._jobs[name] for name in sorted(self._jobs)]
+
     def resolve(self, name: str) -> JobDefinition:
         try:
             return self._jobs[name]
@@ -34,6 +74,19 @@ class JobRegistry:
 
     def get(self, name: str) -> JobDefinition | None:
         return self._jobs.get(name)
+
+    def suggest(self, name: str) -> str | None:
+        """The registered name ``name`` most likely means: the one whose last dotted part
+        it is (``send`` → ``app.jobs.send``) when only one is, else the closest spelling."""
+        by_short = [known for known in self._jobs if known.rsplit(".", 1)[-1] == name]
+        if len(by_short) == 1:
+            return by_short[0]
+        close = difflib.get_close_matches(name, list(self._jobs), n=1, cutoff=0.6)
+        if close:
+            return close[0]
+        shorts = {known.rsplit(".", 1)[-1]: known for known in self._jobs}
+        close = difflib.get_close_matches(name, list(shorts), n=1, cutoff=0.6)
+        return shorts[close[0]] if close else None
 
     def register(
         self,
@@ -44,7 +97,11 @@ class JobRegistry:
         retry_in: Callable[..., Any] | None = None,
         retries_exhausted: Callable[..., Any] | None = None,
     ) -> JobDefinition:
-        """Register a function or a Job subclass under ``name`` (default: import path)."""
+        """Register a function or a Job subclass under ``name`` (default: import path).
+
+        Raises :class:`JobDefinitionError` for an unknown option (with the closest
+        declared name) or an invalid value, naming the job and where it is defined.
+        """
         job_name = name or default_name(target)
         if isinstance(target, type):
             definition = self._class_definition(target, job_name, options)
@@ -52,6 +109,7 @@ class JobRegistry:
             definition = self._function_definition(
                 target, job_name, options, retry_in, retries_exhausted
             )
+        self._check(definition, _all_options(definition))
         with self._lock:
             existing = self._jobs.get(job_name)
             if existing is not None and existing.target is not target:
@@ -61,6 +119,34 @@ class JobRegistry:
                 )
             self._jobs[job_name] = definition
         return definition
+
+    def check_overrides(self, definition: JobDefinition, overrides: Mapping[str, Any]) -> None:
+        """Check the options of one ``.set(...)`` call like those of a registration."""
+        stored, local = split_options(definition.name, overrides)
+        self._check(definition, {**stored, **local})
+
+    def check_all(self) -> None:
+        """Check every registered job's options against the declared options now.
+
+        Raises :class:`JobDefinitionError` for the first job (by name) with an unknown
+        option or an invalid value.
+        """
+        pending = [d for d in self.definitions() if set(_all_options(d)) - CORE_OPTION_NAMES]
+        if not pending:
+            return
+        catalog = self._option_source()
+        for definition in pending:
+            check_values(definition.name, _all_options(definition), catalog,
+                         where=where_defined(definition.target))
+
+    def _check(self, definition: JobDefinition, options: Mapping[str, Any]) -> None:
+        where = where_defined(definition.target)
+        core = [key for key in options if key in CORE_OPTION_NAMES]
+        check_values(definition.name, options, OptionCatalog(), where=where, names=core)
+        others = [key for key in options if key not in CORE_OPTION_NAMES]
+        if others and not _DEFERRED.get():
+            check_values(definition.name, options, self._option_source(), where=where,
+                         names=others)
 
     @staticmethod
     def _class_definition(
@@ -72,15 +158,14 @@ class JobRegistry:
             )
         if target.perform is Job.perform:
             raise JobDefinitionError(f"job class {target.__qualname__} must define perform()")
-        merged = {**target.class_options(), **options}
-        unique_args = merged.pop("unique_args", None)
+        stored, local = split_options(job_name, {**target.class_options(), **options})
         return JobDefinition(
             name=job_name,
             target=target,
-            options=validate_options(job_name, merged),
+            options=stored,
             retry_in=_method_or_none(target, "retry_in"),
             retries_exhausted=_method_or_none(target, "retries_exhausted"),
-            unique_args=unique_args,
+            local_options=local,
         )
 
     @staticmethod
@@ -93,21 +178,22 @@ class JobRegistry:
     ) -> JobDefinition:
         if not callable(target):
             raise JobDefinitionError(f"@app.job needs a function or a Job subclass, not {target!r}")
-        merged = dict(options)
-        unique_args = merged.pop("unique_args", None)
-        if unique_args is not None and not callable(unique_args):
-            raise JobDefinitionError(f"job {job_name!r}: unique_args must be a callable")
         for hook_name, hook in (("retry_in", retry_in), ("retries_exhausted", retries_exhausted)):
             if hook is not None and not callable(hook):
                 raise JobDefinitionError(f"job {job_name!r}: {hook_name} must be a callable")
+        stored, local = split_options(job_name, options)
         return JobDefinition(
             name=job_name,
             target=target,
-            options=validate_options(job_name, merged),
+            options=stored,
             retry_in=retry_in,
             retries_exhausted=retries_exhausted,
-            unique_args=unique_args,
+            local_options=local,
         )
+
+
+def _all_options(definition: JobDefinition) -> dict[str, Any]:
+    return {**definition.options, **definition.local_options}
 
 
 def _method_or_none(target: type, attr: str) -> Callable[..., Any] | None:

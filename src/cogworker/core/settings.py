@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
+from urllib.parse import urlsplit
 
 from cogworker.core.errors import ConfigurationError
 
@@ -25,6 +26,7 @@ LOG_FORMATS = ("text", "json")
 REDIS_URL_SCHEMES = ("redis://", "rediss://", "unix://", "redis+sentinel://",
                      "rediss+sentinel://", "redis+cluster://", "rediss+cluster://")
 DEACTIVATE_PREFIX = "no:"
+PROVENANCE = "provenance"  # marks the one field that is not a setting
 MAX_CONCURRENCY = 1000
 DEFAULT_PUSH_BUSY_WAIT = 50e-6  # see cogworker.redis.line_socket
 MAX_PUSH_BUSY_WAIT = 0.001
@@ -73,6 +75,11 @@ class Settings:
     logfile: str | None = None
     environment: str | None = None
     plugin_options: Mapping[str, Mapping[str, Any]] = field(default_factory=_empty_plugin_options)
+    sources: Mapping[str, str] = field(
+        default_factory=lambda: MappingProxyType({}), compare=False, repr=False,
+        metadata={PROVENANCE: True})
+    """Where each value that is not a default came from (``App() arguments``, a config
+    file, ``COGWORKER_CONCURRENCY``, ``--redis-url``...): see :meth:`source_of`."""
 
     def __post_init__(self) -> None:
         for name, rule in _RULES.items():
@@ -89,18 +96,36 @@ class Settings:
         object.__setattr__(self, "log_level", self.log_level.upper())
         object.__setattr__(self, "log_format", self.log_format.lower())
         object.__setattr__(self, "plugin_options", _read_only_options(self.plugin_options))
+        object.__setattr__(self, "sources", MappingProxyType(dict(self.sources)))
 
     @classmethod
     def field_names(cls) -> tuple[str, ...]:
         """Every setting name, in declaration order."""
-        return tuple(f.name for f in dataclasses.fields(cls))
+        return tuple(f.name for f in dataclasses.fields(cls) if not f.metadata.get(PROVENANCE))
+
+    def source_of(self, name: str) -> str:
+        """Where the value of setting ``name`` came from: ``"default"`` when nothing set it,
+        else the source as :mod:`cogworker.core.config_sources` names it (``App()
+        arguments``, ``/srv/app/pyproject.toml [tool.cogworker]``, ``COGWORKER_REDIS_URL``,
+        ``--redis-url``). ``plugins`` accumulate over sources: theirs is the last one."""
+        return self.sources.get(name, "default")
+
+    def source_of_plugin(self, name: str) -> str | None:
+        """Where the change that names plugin ``name`` (``NAME`` or ``no:NAME``, the last
+        one) came from, or None when no change names it (it is a default)."""
+        found = None
+        for change in self.plugins:
+            if change.removeprefix(DEACTIVATE_PREFIX) == name:
+                found = self.sources.get(f"plugins[{change}]", found)
+        return found
 
     def replace(self, **changes: Any) -> Settings:
         """A copy with ``changes`` applied, validated like a new object."""
         for key, value in changes.items():
             if key not in _FIELD_NAMES:
                 raise unknown_setting_error(key, value, source=None)
-        return dataclasses.replace(self, **changes)
+        sources = {**self.sources, **dict.fromkeys(changes, "Settings.replace()")}
+        return dataclasses.replace(self, **changes, sources=sources)
 
 
 def unknown_setting_error(
@@ -203,7 +228,22 @@ def _is_optional_text(value: object) -> bool:
 
 
 def _is_redis_url(value: object) -> bool:
-    return value is None or (isinstance(value, str) and value.startswith(REDIS_URL_SCHEMES))
+    if value is None:
+        return True
+    return (isinstance(value, str) and value.startswith(REDIS_URL_SCHEMES)
+            and _ports_are_numbers(value))
+
+
+def _ports_are_numbers(url: str) -> bool:
+    """Every ``host:port`` of the URL (Sentinel lists several) has a port from 1 to 65535."""
+    addresses = urlsplit(url).netloc.rpartition("@")[2]
+    for address in addresses.split(","):
+        if address.endswith("]"):  # [::1] without a port
+            continue
+        _host, colon, port = address.rpartition(":")
+        if colon and not (port.isdigit() and 0 < int(port) < 65536):
+            return False
+    return True
 
 
 def _is_log_level(value: object) -> bool:
@@ -235,7 +275,9 @@ def _read_only_options(
 
 _RULES: dict[str, _Rule] = {
     "redis_url": _Rule(
-        f"None or a URL starting with {', '.join(REDIS_URL_SCHEMES)}", _is_redis_url
+        f"a Redis URL starting with {', '.join(REDIS_URL_SCHEMES)}, with a port from 1 to "
+        "65535 if it names one (or leave the setting unset to use the private redis-server)",
+        _is_redis_url
     ),
     "namespace": _Rule("a non-empty string without whitespace or braces ({ })", _is_namespace),
     "cluster": _Rule("true or false", _is_bool),
@@ -272,8 +314,10 @@ _RULES: dict[str, _Rule] = {
     ),
     "log_level": _Rule(f"one of {', '.join(LOG_LEVELS)} (any case)", _is_log_level),
     "log_format": _Rule(" or ".join(LOG_FORMATS), _is_log_format),
-    "logfile": _Rule("None or a non-empty file path", _is_optional_text),
-    "environment": _Rule("None or a non-empty string", _is_optional_text),
+    "logfile": _Rule("a non-empty file path (or leave it unset to log to stdout)",
+                     _is_optional_text),
+    "environment": _Rule("a non-empty name such as production (or leave it unset)",
+                         _is_optional_text),
     "plugin_options": _Rule(
         "a mapping of plugin name to a mapping of option name to value", _is_plugin_options
     ),

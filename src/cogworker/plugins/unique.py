@@ -27,6 +27,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from cogworker.core.errors import BrokerUnavailableError
+from cogworker.core.job import UNIQUE_MODES
+from cogworker.core.job_options import JobOption
 from cogworker.core.markers import hookimpl
 from cogworker.plugins.unique_spec import (
     UNTIL_EXECUTED,
@@ -67,6 +69,25 @@ def _spec_or_log(app: App, job: Mapping[str, Any], action: str) -> UniqueSpec | 
 @hookimpl
 def cogworker_configure(app: App) -> None:
     configure_state(app)
+
+
+def _is_mode(value: object) -> bool:
+    return value is None or value is False or value in UNIQUE_MODES
+
+
+def _is_window(value: object) -> bool:
+    return (value is None or (isinstance(value, (int, float)) and not isinstance(value, bool)
+                              and value > 0))
+
+
+@hookimpl
+def cogworker_job_options() -> list[JobOption]:
+    return [
+        JobOption("unique", f"one of {', '.join(UNIQUE_MODES)}, or None", _is_mode),
+        JobOption("unique_for", "a number of seconds > 0", _is_window),
+        JobOption("unique_args", "a callable taking the argument list and returning the "
+                  "arguments that count", callable),
+    ]
 
 
 @hookimpl

@@ -8,6 +8,8 @@ Core code never catches ``redis.*``: everything Redis-specific raises through
   ``CLUSTERDOWN`` (also inside a Lua error) to :class:`BrokerUnavailableError` — retry
   later, nothing is wrong with the data (a refused command did not run);
 * "unknown command" replies (also from inside a script) to :class:`UnsupportedCommandError`;
+* a refused password or user (``WRONGPASS``, ``NOAUTH``) to
+  :class:`BrokerAuthenticationError`, which is not "unavailable": retrying never fixes it;
 * ACL refusals (``NOPERM``, also from inside a script) to :class:`BrokerPermissionError`,
   whose message says what to grant;
 * every other Redis error to :class:`BrokerError`.
@@ -22,6 +24,7 @@ from contextlib import contextmanager
 import redis.exceptions as rex
 
 from cogworker.core.errors import (
+    BrokerAuthenticationError,
     BrokerError,
     BrokerPermissionError,
     BrokerUnavailableError,
@@ -44,6 +47,8 @@ ACL_ADVICE = ("the Redis user's ACL does not allow it: give the user cogworker's
 
 def is_unavailable(exc: BaseException) -> bool:
     """Whether a Redis exception means "not reachable right now"."""
+    if isinstance(exc, rex.AuthenticationError):
+        return False  # a ConnectionError subclass, but retrying a wrong password never helps
     # redis-py strips the reply's first word for these classes, so match them by class
     if isinstance(exc, (rex.ConnectionError, rex.TimeoutError, rex.BusyLoadingError,
                         rex.ReadOnlyError, rex.MasterDownError, rex.TryAgainError,
@@ -69,6 +74,10 @@ def is_no_permission(exc: BaseException) -> bool:
 def translate(exc: rex.RedisError) -> BrokerError:
     """The cogworker error for a Redis error (the caller raises it ``from exc``)."""
     message = f"Redis error: {type(exc).__name__}: {exc}"
+    if isinstance(exc, rex.AuthenticationError):
+        return BrokerAuthenticationError(
+            f"{message}; Redis refused the credentials: fix the user name and password in the "
+            "Redis URL (redis://USER:PASSWORD@host:port/db)")
     if is_unavailable(exc):
         return BrokerUnavailableError(message)
     if is_unknown_command(exc):

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from cogworker.__about__ import __version__
+from cogworker.core.errors import BrokerAuthenticationError
 from cogworker.core.outage import OutageLog
 from cogworker.worker.contracts import ManagerControls
 from cogworker.worker.remote import RemoteControl
@@ -80,16 +81,30 @@ class Heartbeat:
         self._has_beaten = False
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
-        self.remote = RemoteControl(app.broker, self.identity, manager, on_stop, outages)
+        self._write_lock = threading.Lock()  # one presence write at a time: see publish_state
+        self.last_error: Exception | None = None
+        """The error of the last failed beat, None after a successful one."""
+        self.remote = RemoteControl(app.broker, self.identity, manager, on_stop, outages,
+                                    on_state_change=self.publish_state)
 
     # start ---------------------------------------------------------------------------------
-    def start(self, abort_if: Callable[[], bool]) -> bool:
+    def start(self, abort_if: Callable[[], bool], target: str = "Redis") -> bool:
         """Beat until a beat succeeds, then start the beat and remote-control threads.
 
         Between failed attempts ``abort_if()`` is asked; when it returns True (or
-        :meth:`stop` was called) this returns False and nothing has been started.
+        :meth:`stop` was called) this returns False and nothing has been started. The first
+        failure is logged with ``target`` (where the Redis URL comes from). A refused
+        password is raised (:class:`BrokerAuthenticationError`): retrying cannot fix it.
         """
+        waited = False
         while not self.beat():
+            if isinstance(self.last_error, BrokerAuthenticationError):
+                raise self.last_error
+            if not waited:
+                waited = True
+                logger.warning("waiting for Redis at %s: %s; retrying every %gs, fetching "
+                               "nothing meanwhile", target, self.last_error,
+                               STARTUP_RETRY_INTERVAL)
             if abort_if() or self._stopping.wait(STARTUP_RETRY_INTERVAL):
                 return False
         if self._stopping.is_set():
@@ -119,6 +134,21 @@ class Heartbeat:
         """
         settings = self.app.settings
         try:
+            self._write_presence()
+        except Exception as exc:
+            self.last_error = exc
+            self._outages.report(SITE, exc)
+            return False
+        self.last_error = None
+        self._has_beaten = True
+        self._outages.recovered(SITE)
+        self._write_work(settings.heartbeat_ttl)
+        self._run_hooks()
+        return True
+
+    def _write_presence(self) -> None:
+        settings = self.app.settings
+        with self._write_lock:  # the quiet flag is read under the lock: never a stale one
             self.app.broker.beat(
                 self.identity,
                 self.info_json(),
@@ -128,14 +158,16 @@ class Heartbeat:
                 ttl=settings.heartbeat_ttl,
                 reliable=self._fetcher_is_reliable(),
             )
+
+    def publish_state(self) -> None:
+        """Write presence now, after a quiet or resume, so `ctl list` shows it at once
+        instead of at the next beat. A failure is logged; the next beat writes it anyway."""
+        if not self._has_beaten:
+            return
+        try:
+            self._write_presence()
         except Exception as exc:
             self._outages.report(SITE, exc)
-            return False
-        self._has_beaten = True
-        self._outages.recovered(SITE)
-        self._write_work(settings.heartbeat_ttl)
-        self._run_hooks()
-        return True
 
     def _write_work(self, ttl: float) -> None:
         """Publish what runs now (the workers hash), like Sidekiq: once a beat, not per job."""

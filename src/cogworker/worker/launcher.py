@@ -4,9 +4,10 @@ Start order (a process never fetches before it has a presence key):
 
 1. a fresh identity; 2. OS signal handlers (tokens on a queue); 3. the fetcher (fetch-strategy
 hook) and the Manager; 4. the heartbeat, blocking until the first beat succeeds (a stop
-token while waiting aborts start-up, a quiet token is applied); 5. the ``startup`` hooks,
-the Manager's processor threads, the poller; 6. one start-up log line; 7. the main thread
-watches tokens until ``stop``.
+token while waiting aborts start-up, a quiet token is applied; a refused password ends
+start-up with exit status 1); 5. the ``startup`` hooks, the start-up line and the lines
+naming the jobs and cron entries, the Manager's processor threads, the poller; 6. the main
+thread watches tokens until ``stop`` (with ``burst``, also until nothing is left to do).
 
 Stop order: Manager (drain up to ``timeout``, requeue what is unfinished) → ``shutdown``
 hooks → poller → heartbeat (remote control, presence removed) → fetcher closed. The
@@ -27,10 +28,12 @@ from typing import TYPE_CHECKING, Final
 
 from cogworker.__about__ import __version__
 from cogworker.app import make_identity
+from cogworker.core.errors import BrokerAuthenticationError
 from cogworker.core.outage import OutageLog
-from cogworker.core.payload import Payload
+from cogworker.core.payload import Payload, dumps
 from cogworker.redis.connection import redact_url
 from cogworker.worker import signals
+from cogworker.worker.burst import LOOK_INTERVAL, BurstWatch
 from cogworker.worker.heartbeat import Heartbeat
 from cogworker.worker.manager import Manager
 from cogworker.worker.poller import Poller
@@ -40,6 +43,7 @@ if TYPE_CHECKING:
     from cogworker.app import App
     from cogworker.core.broker import Fetcher
     from cogworker.core.hooks import Hooks
+    from cogworker.core.periodic_types import PeriodicEntry
     from cogworker.core.settings import Settings
 
 logger = logging.getLogger("cogworker.launcher")
@@ -50,10 +54,13 @@ WATCH_SLICE: Final = 1.0  # seconds the main thread waits for a token before loo
 class Launcher:
     """One worker process. Implements :class:`cogworker.core.hookspecs.WorkerHandle`."""
 
-    def __init__(self, app: App, tokens: signals.TokenQueue | None = None) -> None:
+    def __init__(self, app: App, tokens: signals.TokenQueue | None = None, *,
+                 burst: bool = False) -> None:
         """``tokens``: a queue whose OS signal handlers were installed before the app was
-        loaded (``cogworker run`` does this), so a TERM during a slow import still stops."""
+        loaded (``cogworker run`` does this), so a TERM during a slow import still stops.
+        ``burst``: stop by itself once there is nothing left to do (see ``worker/burst``)."""
         self.app = app
+        self.burst = burst
         self.identity = app.identity
         self.tokens: signals.TokenQueue = tokens if tokens is not None else queue.SimpleQueue()
         self._installs_handlers = tokens is None  # given tokens come with handlers in place
@@ -90,8 +97,15 @@ class Launcher:
         installed = (signals.install(self.tokens) if self._installs_handlers
                      else signals.InstalledHandlers())
         try:
-            if not self._start():
-                return 0
+            try:
+                if not self._start():
+                    return 0
+            except BrokerAuthenticationError as exc:
+                logger.error("Redis at %s refused to authenticate, so the worker does not "
+                             "start (retrying cannot fix a password): %s",
+                             self.app.redis_location(), exc)
+                self._abort_start()
+                return 1
             self._watch()
             self._stop()
             return 0
@@ -113,19 +127,26 @@ class Launcher:
         # A TERM may have come while the app was imported (``cogworker run`` installs the
         # handlers first); quiet tokens are applied here, now that the manager exists.
         if (self._stop_requested_during_startup()
-                or not heartbeat.start(abort_if=self._stop_requested_during_startup)):
+                or not heartbeat.start(abort_if=self._stop_requested_during_startup,
+                                       target=self.app.redis_location())):
             logger.info("Received stop signal before startup completed, identity=%s",
                         self.identity)
-            heartbeat.stop()
-            self._close_fetcher()
+            self._abort_start()
             return False
         self.app.hooks.startup(self)
         logger.info("%s", self.startup_line())
+        logger.info("%s", jobs_line(self.app))
+        logger.info("%s", cron_line(ticker.entries))
         manager.start()
         poller.start()
         ticker.start()
         self.started.set()
         return True
+
+    def _abort_start(self) -> None:
+        if self.heartbeat is not None:
+            self.heartbeat.stop()
+        self._close_fetcher()
 
     def _stop_requested_during_startup(self) -> bool:
         while True:
@@ -138,10 +159,15 @@ class Launcher:
             self._apply(token)
 
     def _watch(self) -> None:
+        watch = BurstWatch(self.app, self.manager) if self.burst and self.manager else None
         while True:
             try:
-                token = self.tokens.get(timeout=WATCH_SLICE)
+                token = self.tokens.get(timeout=LOOK_INTERVAL if watch else WATCH_SLICE)
             except queue.Empty:
+                if watch is not None and watch.finished():
+                    logger.info("burst: the queues are empty and nothing is due; stopping, "
+                                "identity=%s", self.identity)
+                    return
                 continue
             if token == signals.STOP:
                 logger.info("Received stop signal, identity=%s", self.identity)
@@ -153,6 +179,8 @@ class Launcher:
             logger.info("Received quiet signal, identity=%s", self.identity)
             if self.manager is not None:
                 self.manager.quiet()
+            if self.heartbeat is not None:
+                self.heartbeat.publish_state()
         elif token == signals.DUMP:
             dump_threads()
         else:
@@ -197,6 +225,22 @@ class Launcher:
             f"fetch={fetch} plugins={','.join(active_plugins(self.app.hooks)) or '-'} "
             f"redis={redis_target(self.app)}"
         )
+
+
+def jobs_line(app: App) -> str:
+    """The start-up line that names the registered jobs."""
+    names = app.registry.names()
+    return f"jobs ({len(names)}): {', '.join(names) if names else 'none registered'}"
+
+
+def cron_line(entries: Sequence[PeriodicEntry]) -> str:
+    """The start-up line that lists the cron entries: cron, job, queue and pjid prefix."""
+    if not entries:
+        return "cron entries: none"
+    shown = "; ".join(
+        f"{entry.cron!r} {entry.job_name}{(' ' + dumps(entry.args)) if entry.args else ''} "
+        f"queue={entry.queue} pjid={entry.pjid[:12]}" for entry in entries)
+    return f"cron entries ({len(entries)}): {shown}"
 
 
 def weighted_queues(queues: Sequence[str]) -> str:

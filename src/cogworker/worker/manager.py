@@ -59,6 +59,8 @@ class Manager:
         self._work: dict[str, tuple[UnitOfWork, float]] = {}
         self._performing: dict[str, Payload] = {}
         self._previous_strays: set[str] = set()
+        self._taken = 0  # jobs fetched so far
+        self._let_go = 0  # of those, jobs run to the end or handed back
 
     # control --------------------------------------------------------------------------------
     def start(self) -> None:
@@ -96,6 +98,12 @@ class Manager:
         with self._lock:
             return list(self._performing.values())
 
+    def work_counts(self) -> tuple[int, int]:
+        """``(taken, in_hand)``: jobs fetched since start, and how many of them are still
+        in this process (prefetched, running, or between the two). For ``--burst``."""
+        with self._lock:
+            return self._taken, self._taken - self._let_go
+
     def work_entries(self) -> dict[str, str]:
         """The workers-hash view of what runs now: tid → JSON {queue, payload, run_at}."""
         with self._lock:
@@ -128,6 +136,8 @@ class Manager:
             return
         if self._stopping.is_set() or self._quiet.is_set():
             self.settler.give_back(work)
+            with self._lock:
+                self._let_go += 1
             return
         self._run(tid, work)
 
@@ -162,6 +172,8 @@ class Manager:
             self._stopping.wait(ERROR_BACKOFF)
             return []
         self.outages.recovered("fetch")
+        with self._lock:
+            self._taken += len(works)
         if not works:
             self.stats.flush()  # idle: publish the last counts now rather than at the next job
         return works
@@ -188,6 +200,7 @@ class Manager:
                 self._running[work.raw] -= 1
                 if self._running[work.raw] <= 0:
                     del self._running[work.raw]
+                self._let_go += 1
 
     def _on_perform(self, job: Payload, starting: bool) -> None:
         key = f"{threading.get_ident()}:{job.get('jid')}"

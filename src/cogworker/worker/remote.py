@@ -40,7 +40,11 @@ class RemoteControl:
         manager: ManagerControls,
         on_stop: Callable[[], None],
         outages: OutageLog,
+        on_state_change: Callable[[], None] = lambda: None,
     ) -> None:
+        """``on_state_change`` runs after a quiet or resume is applied (the heartbeat
+        writes the new state to Redis at once)."""
+        self._on_state_change = on_state_change
         self._broker = broker
         self._identity = identity
         self._manager = manager
@@ -97,9 +101,11 @@ class RemoteControl:
         if command == "quiet":
             logger.info("Received remote quiet signal, identity=%s", self._identity)
             self._manager.quiet()
+            self._on_state_change()
         elif command == "resume":
             logger.info("Received remote resume signal, identity=%s", self._identity)
             self._manager.unquiet()
+            self._on_state_change()
         elif command == "stop":
             logger.info("Received remote stop signal, identity=%s", self._identity)
             self._on_stop()

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from examples.conftest import EXAMPLES, StartWorker
+from example_apps.conftest import EXAMPLES, StartWorker
 from helpers.workers import wait_until
 
 pytestmark = pytest.mark.slow

@@ -1,0 +1,1 @@
+"""The built-in tabs, one module each; every module's ``tab()`` returns its :class:`Tab`."""
