@@ -129,7 +129,7 @@ def test_flask_dispatcher_mount(example: object) -> None:
 
 def test_django_example_for_staff_only(example: object) -> None:
     module = example("django_site")  # type: ignore[operator]
-    from django.test import Client  # type: ignore[import-untyped]
+    from django.test import Client
 
     client = Client(SERVER_NAME="localhost")
     assert client.get("/cogworker/jobs").status_code == 401

@@ -97,10 +97,11 @@ def load_app_attr(app_path: str) -> App:
                 "sys.path); run the command from the project folder or fix the name") from cause
         raise
     target: Any = module
-    for part in attr.split("."):
-        if not hasattr(target, part):
-            raise AppImportError(f"-A/--app: {module_name!r} has no attribute {attr!r}")
-        target = getattr(target, part)
+    with importing(f"-A/--app {app_path}"):  # an attribute may be built on access
+        for part in attr.split("."):
+            if not hasattr(target, part):
+                raise AppImportError(f"-A/--app: {module_name!r} has no attribute {attr!r}")
+            target = getattr(target, part)
     if callable(target) and not isinstance(target, App):
         with importing(f"-A/--app {app_path}"):
             target = target()

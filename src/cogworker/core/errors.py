@@ -21,6 +21,7 @@ The tree::
     │   ├── BrokerPermissionError       the Redis user's ACL refuses a command, key or channel
     │   └── UnsupportedCommandError     the server lacks a command (e.g. LMOVE before 6.2)
     ├── EmbeddedRedisError              the private redis-server could not be found or started
+    ├── TransactionBinderError          on-commit enqueue: no integration installed, or bad using=
     └── TestingError
         └── EmptyQueueError             fake mode: nothing recorded for that job
 
@@ -186,6 +187,12 @@ class UnsupportedCommandError(BrokerError):
 
 class EmbeddedRedisError(CogworkerError, RuntimeError):
     """The private redis-server could not be found or started."""
+
+
+class TransactionBinderError(CogworkerError, RuntimeError):
+    """``perform_on_commit`` cannot tie the push to a transaction: no framework integration
+    (``cogworker.contrib.django``, ``cogworker.contrib.sqlalchemy``) is installed, or
+    ``using=`` names nothing that integration knows."""
 
 
 class TestingError(CogworkerError):

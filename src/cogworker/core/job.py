@@ -1,5 +1,6 @@
 """Declaring jobs: ``@app.job`` on a function or a :class:`Job` subclass, and the
-``perform_async`` / ``perform_in`` / ``perform_at`` / ``set`` calls that enqueue them."""
+``perform_async`` / ``perform_in`` / ``perform_at`` / ``set`` calls that enqueue them (now, or
+once a database transaction commits: ``perform_on_commit`` / ``on_commit``)."""
 
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
 UNIQUE_MODES = ("until_executed", "until_executing", "while_executing")
 
 RetryIn = Callable[..., Any]
+DeferPush = Callable[[Callable[[], object]], None]
 RetriesExhausted = Callable[..., Any]
 
 
@@ -108,12 +110,25 @@ def to_epoch(when: float | int | dt.datetime | dt.timedelta, now: float | None =
 
 
 class Enqueuer:
-    """``perform_async`` and friends for one job, with optional one-call overrides."""
+    """``perform_async`` and friends for one job, with optional one-call overrides.
 
-    def __init__(self, app: App, definition: JobDefinition, overrides: Mapping[str, Any]):
+    With ``defer`` (see :meth:`on_commit`) each call builds and checks the payload at once
+    but hands the push to ``defer``, which runs it when the transaction commits.
+    """
+
+    def __init__(self, app: App, definition: JobDefinition, overrides: Mapping[str, Any],
+                 defer: DeferPush | None = None):
         self._app = app
         self._definition = definition
         self._overrides = dict(overrides)
+        self._defer = defer
+
+    def _submit(self, payload: Payload) -> str | None:
+        if self._defer is None:
+            return self._app.submit(payload)
+        submit = self._app.submit
+        self._defer(lambda: submit(payload))
+        return str(payload["jid"])
 
     def _payload(self, args: tuple[Any, ...], now: float) -> Payload:
         name = self._definition.name
@@ -123,26 +138,48 @@ class Enqueuer:
 
     def perform_async(self, *args: Any) -> str | None:
         """Enqueue now; returns the jid, or None when a unique duplicate was skipped."""
-        return self._app.submit(self._payload(args, self._app.clock()))
+        return self._submit(self._payload(args, self._app.clock()))
 
     def perform_in(self, delay: float | dt.timedelta, *args: Any) -> str | None:
         """Enqueue to run ``delay`` seconds (or a timedelta) from now."""
         now = self._app.clock()
         payload = self._payload(args, now)
         payload["at"] = to_epoch(delay, now)
-        return self._app.submit(payload)
+        return self._submit(payload)
 
     def perform_at(self, when: float | dt.datetime, *args: Any) -> str | None:
         """Enqueue to run at a datetime or epoch seconds."""
         now = self._app.clock()
         payload = self._payload(args, now)
         payload["at"] = to_epoch(when, now)
-        return self._app.submit(payload)
+        return self._submit(payload)
 
     def set(self, **overrides: Any) -> Enqueuer:
         """The same job with options changed for the next call only (queue=, retry=...)."""
         self._app.registry.check_overrides(self._definition, overrides)
-        return Enqueuer(self._app, self._definition, {**self._overrides, **overrides})
+        return Enqueuer(self._app, self._definition, {**self._overrides, **overrides},
+                        self._defer)
+
+    def on_commit(self, using: object = None) -> Enqueuer:
+        """The same job, pushed only once the current database transaction commits.
+
+        Its ``perform_async``/``perform_in``/``perform_at`` check the arguments and assign
+        the jid (returned) at once, and push after the outermost commit; after a rollback,
+        or of a savepoint they were called in, nothing is pushed; outside a transaction
+        they push at once. ``using`` names the transaction: a Django database alias, a
+        SQLAlchemy ``Session``; None is the integration's default. Needs an integration
+        (``cogworker.contrib.django`` or ``cogworker.contrib.sqlalchemy``); see
+        ``docs/how-to/django.md``. A delay counts from this call, not from the commit.
+        """
+        from cogworker.core.transactions import defer_to_commit
+
+        return Enqueuer(self._app, self._definition, self._overrides, defer_to_commit(using))
+
+    def perform_on_commit(self, *args: Any) -> str | None:
+        """``on_commit().perform_async(*args)``: enqueue once the default transaction commits
+        (or the one an earlier ``on_commit(using=...)`` named)."""
+        enqueuer = self if self._defer is not None else self.on_commit()
+        return enqueuer.perform_async(*args)
 
 
 class JobFunction:
@@ -177,6 +214,14 @@ class JobFunction:
 
     def set(self, **overrides: Any) -> Enqueuer:
         return self._enqueuer().set(**overrides)
+
+    def on_commit(self, using: object = None) -> Enqueuer:
+        """Enqueue calls that push once the transaction commits (:meth:`Enqueuer.on_commit`)."""
+        return self._enqueuer().on_commit(using)
+
+    def perform_on_commit(self, *args: Any) -> str | None:
+        """Enqueue once the default transaction commits (:meth:`Enqueuer.on_commit`)."""
+        return self._enqueuer().perform_on_commit(*args)
 
     # fake mode (see app.testing) ---------------------------------------------------------
     @property
@@ -279,6 +324,16 @@ class Job:
     @classmethod
     def set(cls, **overrides: Any) -> Enqueuer:
         return cls._enqueuer().set(**overrides)
+
+    @classmethod
+    def on_commit(cls, using: object = None) -> Enqueuer:
+        """Enqueue calls that push once the transaction commits (:meth:`Enqueuer.on_commit`)."""
+        return cls._enqueuer().on_commit(using)
+
+    @classmethod
+    def perform_on_commit(cls, *args: Any) -> str | None:
+        """Enqueue once the default transaction commits (:meth:`Enqueuer.on_commit`)."""
+        return cls._enqueuer().perform_on_commit(*args)
 
     # fake mode (see app.testing) ---------------------------------------------------------
     @classmethod
