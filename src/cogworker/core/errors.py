@@ -19,6 +19,7 @@ The tree::
     │   ├── BrokerPermissionError       the Redis user's ACL refuses a command, key or channel
     │   └── UnsupportedCommandError     the server lacks a command (e.g. LMOVE before 6.2)
     ├── EmbeddedRedisError              the private redis-server could not be found or started
+    ├── DependencyError                 an installed library (redis-py) is one cogworker can't use
     └── TestingError
         └── EmptyQueueError             fake mode: nothing recorded for that job
 
@@ -166,6 +167,11 @@ class UnsupportedCommandError(BrokerError):
 
 class EmbeddedRedisError(CogworkerError, RuntimeError):
     """The private redis-server could not be found or started."""
+
+
+class DependencyError(CogworkerError, RuntimeError):
+    """An installed library is a version cogworker cannot work with (names it, and what to
+    install instead)."""
 
 
 class TestingError(CogworkerError):
