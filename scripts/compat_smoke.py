@@ -28,11 +28,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from legs import (
+from leg_env import (
     DEBIAN_REDIS,
     IN_CI,
     ROOT,
-    SMOKE_VERSIONS,
     Unavailable,
     embedded_server,
     find_python,
@@ -40,6 +39,7 @@ from legs import (
     run_quietly,
     server_version,
 )
+from legs import SMOKE_VERSIONS
 
 URL_SUFFIXES = ("", "?protocol=3")
 SMOKE_DIR = ROOT / ".smoke"
@@ -58,7 +58,11 @@ class Cell:
 
 def main(argv: list[str]) -> int:
     options = parse(argv)
-    python = options.python or find_python("3.10")
+    try:
+        python = options.python or find_python("3.10")
+    except Unavailable as bad:
+        print(f"compat-smoke: {bad}", file=sys.stderr)
+        return 1
     if python is None:
         if IN_CI:
             print("compat-smoke: CI=true and no Python 3.10 found", file=sys.stderr)

