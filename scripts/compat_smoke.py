@@ -25,6 +25,7 @@ import shutil
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -75,8 +76,9 @@ def main(argv: list[str]) -> int:
     hiredis_choices = {"no": [False], "yes": [True], "both": [False, True]}[options.hiredis]
     cells = [Cell(version, hiredis) for version in options.versions
              for hiredis in hiredis_choices]
-    for cell in cells:
-        run_cell(cell, python, wheel, server)
+    # Two cells at a time: a cell waits on pip and on its worker far more than it computes.
+    with ThreadPoolExecutor(max_workers=options.jobs) as pool:
+        list(pool.map(lambda cell: run_cell(cell, python, wheel, server), cells))
     print_table(cells)
     return 0 if all(cell.status == "passed" for cell in cells) else 1
 
@@ -89,6 +91,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--hiredis", choices=("no", "yes", "both"), default="both")
     parser.add_argument("--python", type=Path, help="interpreter for the virtualenvs")
     parser.add_argument("--server", type=Path, help="redis-server binary to run")
+    parser.add_argument("--jobs", type=int, default=2, help="cells run at once (default 2)")
     return parser.parse_args(argv)
 
 
@@ -121,8 +124,6 @@ def run_cell(cell: Cell, python: Path, wheel: Path, server: Path) -> None:
     name = f"redis-{cell.redis_py}" + ("-hiredis" if cell.hiredis else "")
     venv = SMOKE_DIR / name
     requirement = f"{wheel}[hiredis]" if cell.hiredis else str(wheel)
-    print(f"==> {name}: pip install {wheel.name}{'[hiredis]' if cell.hiredis else ''} "
-          f"redis=={cell.redis_py}", flush=True)
     started = time.monotonic()
     shutil.rmtree(venv, ignore_errors=True)
     pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet",
@@ -144,7 +145,8 @@ def run_cell(cell: Cell, python: Path, wheel: Path, server: Path) -> None:
     except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
         cell.output = f"    {exc}"
     cell.seconds = time.monotonic() - started
-    print(cell.output, flush=True)
+    print(f"==> {name}: pip install {wheel.name}{'[hiredis]' if cell.hiredis else ''} "
+          f"redis=={cell.redis_py}\n{cell.output}", flush=True)
 
 
 def smoke_env() -> dict[str, str]:
@@ -161,7 +163,8 @@ def print_table(cells: list[Cell]) -> None:
          f"{cell.seconds:.0f}s") for cell in cells]
     widths = [max(len(row[column]) for row in rows) for column in range(4)]
     for row in rows:
-        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)))
+        cells_text = (text.ljust(width) for text, width in zip(row, widths, strict=True))
+        print("  ".join(cells_text).rstrip())
     passed = sum(cell.status == "passed" for cell in cells)
     print(f"{passed} passed, {len(cells) - passed} failed", flush=True)
 
