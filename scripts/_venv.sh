@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Sourced by scripts/check and scripts/example: makes ./.venv with cogworker installed.
+# Sourced by scripts/check, scripts/example and scripts/compat-smoke: makes ./.venv with
+# cogworker installed, with hiredis and the newest redis-py (the main leg of the matrix; the
+# other legs' virtualenvs, without hiredis or with older pins, are made by scripts/legs.py).
 #
 # Needs only a Python >= 3.10: $PYTHON if set, else python3 (or python3.13 ... python3.10).
 # The virtualenv is created when missing and reinstalled when pyproject.toml changes.

@@ -22,6 +22,7 @@ The tree::
     │   └── UnsupportedCommandError     the server lacks a command (e.g. LMOVE before 6.2)
     ├── EmbeddedRedisError              the private redis-server could not be found or started
     ├── TransactionBinderError          on-commit enqueue: no integration installed, or bad using=
+    ├── DependencyError                 an installed library (redis-py) is one cogworker can't use
     └── TestingError
         └── EmptyQueueError             fake mode: nothing recorded for that job
 
@@ -193,6 +194,11 @@ class TransactionBinderError(CogworkerError, RuntimeError):
     """``perform_on_commit`` cannot tie the push to a transaction: no framework integration
     (``cogworker.contrib.django``, ``cogworker.contrib.sqlalchemy``) is installed, or
     ``using=`` names nothing that integration knows."""
+
+
+class DependencyError(CogworkerError, RuntimeError):
+    """An installed library is a version cogworker cannot work with (names it, and what to
+    install instead)."""
 
 
 class TestingError(CogworkerError):

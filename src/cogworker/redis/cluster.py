@@ -67,9 +67,11 @@ class SlotOwner:
             + "; ".join(problems) + ")")
 
     def _ask(self, host: str, port: int) -> list[Any]:
+        # No retries (the next node is asked); RESP2, so redis-py 8 neither sends HELLO nor
+        # sets up maintenance notifications for a connection used for one command.
         node = redis.Redis(host=host, port=port, socket_timeout=ASK_TIMEOUT,
                            socket_connect_timeout=ASK_TIMEOUT, retry=Retry(NoBackoff(), 0),
-                           **self._node_options)  # no retries: the next node is asked
+                           protocol=2, **self._node_options)
         try:
             reply: list[Any] = node.execute_command("CLUSTER", "SLOTS")  # type: ignore[no-untyped-call]
             return reply

@@ -41,6 +41,7 @@ from redis.sentinel import Sentinel
 
 from cogworker.core.errors import ConfigurationError
 from cogworker.redis.cluster import SlotMovedError, SlotOwner, SlotOwnerPool, namespace_slot
+from cogworker.redis.compat import check_redis_py
 from cogworker.redis.keys import DEFAULT_NAMESPACE
 
 POOL_TIMEOUT = 5.0
@@ -82,9 +83,18 @@ def make_client(url: str, *, max_connections: int, decode_responses: bool = Fals
     """A client for ``url`` whose pool holds at most ``max_connections`` connections.
 
     ``namespace`` matters for a cluster URL only: its hash slot picks the node. Raises
-    :class:`ConfigurationError` when the URL cannot be used. Nothing connects yet: the
-    first command opens the first connection.
+    :class:`ConfigurationError` when the URL cannot be used, and
+    :class:`~cogworker.core.errors.DependencyError` when the installed redis-py cannot give
+    the connections cogworker needs (:func:`cogworker.redis.compat.check_redis_py`).
+    Nothing connects yet: the first command opens the first connection.
     """
+    client = _client(url, max_connections, decode_responses, namespace)
+    check_redis_py(client.connection_pool)
+    return client
+
+
+def _client(url: str, max_connections: int, decode_responses: bool,
+            namespace: str) -> redis.Redis:
     try:
         scheme = urlsplit(url).scheme.lower()
     except ValueError as exc:

@@ -24,12 +24,12 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
 
 import redis
 
 from cogworker.core.settings import DEFAULT_PUSH_BUSY_WAIT
 from cogworker.redis.cluster import is_slot_moved
+from cogworker.redis.compat import resp2_connection
 from cogworker.redis.connection import HEALTH_CHECK_INTERVAL
 from cogworker.redis.errors import translate
 from cogworker.redis.keys import KeySchema
@@ -163,10 +163,9 @@ class Pusher:
         try:
             return self._lines.pop()  # list.pop is atomic: threads never share a line
         except IndexError:
-            pool: Any = self._client.connection_pool
-            # RESP2 whatever the pool speaks: LPUSH, PUBLISH and PING answer one line each,
-            # and no push message can come in between.
-            connection = pool.connection_class(**{**pool.connection_kwargs, "protocol": 2})
+            # RESP2 whatever the pool speaks, with nothing pushed unasked (no maintenance
+            # notifications, no cache): LPUSH, PUBLISH and PING answer one line each.
+            connection = resp2_connection(self._client.connection_pool)
             return PushLine(connection, idle_limit=HEALTH_CHECK_INTERVAL,
                             busy_wait=self._busy_wait)
 
