@@ -41,6 +41,7 @@ from leg_env import (
 
 SERVER_VAR = "COGWORKER_REDIS_SERVER"
 SMOKE = "smoke"
+PACKAGE = "package"
 
 # Push, bulk push, both fetchers, wake-ups, remote signals, cron, unique jobs, Sentinel and
 # Cluster: everything that opens connections from a pool's settings, with real processes.
@@ -90,6 +91,8 @@ LEGS = (
         tests=(*CONNECTION_TESTS, "tests/delivery")),
     Leg(SMOKE, "a user's plain pip install, and one with [hiredis], on every admitted redis-py "
         "(scripts/compat-smoke)", python="3.10", server="debian", tests=()),
+    Leg(PACKAGE, "files in the repository but not in the sdist, the wheel or the installed "
+        "package (scripts/package-check)", tests=()),
 )
 # The redis-py versions the smoke installs: the floor, then the newest of each major.
 SMOKE_VERSIONS = ("5.0.2", "5.3.1", "6.4.0", "7.4.1", "8.1.0")
@@ -138,6 +141,8 @@ def run_leg(leg: Leg, pytest_args: list[str]) -> Outcome:
     step(f"leg {leg.name}: {leg.catches}")
     if leg.name == SMOKE:
         return run_smoke(outcome)
+    if leg.name == PACKAGE:
+        return run_package(outcome)
     try:
         interpreter = leg_python(leg)
         python = ensure_venv(leg, interpreter)
@@ -195,6 +200,17 @@ def run_smoke(outcome: Outcome) -> Outcome:
     outcome.hiredis, outcome.server = "none, 3.x", server_version(server)
     run_counted(outcome, [sys.executable, str(ROOT / "scripts" / "compat_smoke.py"),
                           "--python", str(interpreter), "--server", str(server)],
+                dict(os.environ))
+    return outcome
+
+
+def run_package(outcome: Outcome) -> Outcome:
+    """Build, check and install the package, then a smoke test from a fresh venv."""
+    python = ROOT / ".venv" / "bin" / "python"
+    outcome.python, outcome.redis_py, outcome.hiredis = installed_versions(python)
+    on_path = shutil.which("redis-server")  # what package_check.py's smoke test runs
+    outcome.server = server_version(Path(on_path) if on_path else embedded_server(python))
+    run_counted(outcome, [str(python), str(ROOT / "scripts" / "package_check.py")],
                 dict(os.environ))
     return outcome
 

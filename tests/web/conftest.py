@@ -3,7 +3,7 @@
 
 The browser is Debian's ``chromium`` driven by Playwright (no browser download). Without it
 the browser tests are skipped, except under ``CI=true``, where they fail: CI installs it
-with ``scripts/install_browser_test_deps``.
+with ``scripts/install-chromium``.
 """
 
 from __future__ import annotations
@@ -127,7 +127,7 @@ def browser() -> Iterator[Any]:
         pytest.skip(f"playwright is not installed: {exc}")
     if not Path(CHROMIUM).exists():
         if in_ci():
-            pytest.fail(f"CI=true but {CHROMIUM} is missing (scripts/install_browser_test_deps)",
+            pytest.fail(f"CI=true but {CHROMIUM} is missing (scripts/install-chromium)",
                         pytrace=False)
         pytest.skip(f"no Chromium at {CHROMIUM}")
     with sync_playwright() as playwright:
