@@ -154,10 +154,12 @@ class App:
         url = self.settings.redis_url
         if url:
             return url
+        from cogworker.redis.connection import redact_url
         from cogworker.redis.server_state import ensure_project_server
 
         url = str(ensure_project_server(self.project_dir))
-        logger.info("no Redis URL configured: using the private redis-server at %s", url)
+        logger.info("no Redis URL configured: using the private redis-server at %s",
+                    redact_url(url))
         return url
 
     @property
