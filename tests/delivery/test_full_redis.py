@@ -25,61 +25,44 @@ def work(tag):
     record(tag, "Work", "ran")
 '''
 
-FULL = ("--maxmemory", "4mb", "--maxmemory-policy", "noeviction")
+MARGIN = 200_000
+"""Bytes by which the test puts Redis over its ``maxmemory``: more than the 200 jobs and
+every key a worker's failing writes could let expire, so Redis stays full throughout."""
 
 
-def fill(client: redis.Redis, keys: KeySchema, start: int) -> int:
-    """Write values until Redis refuses even a small one for lack of memory (the query
-    buffer of a big write counts too, so small writes finish the job); returns the next
-    index."""
-    index = start
-    for size, batch in ((1000, 100), (50, 1)):
-        while True:
-            pipe = client.pipeline(transaction=False)
-            for offset in range(batch):
-                pipe.set(f"{keys.prefix}:filler:{index + offset}", b"x" * size)
-            replies = pipe.execute(raise_on_error=False)
-            index += len(replies)
-            if any(isinstance(reply, rex.OutOfMemoryError) for reply in replies):
-                break
-    return index
-
-
-def make_full(client: redis.Redis, keys: KeySchema, start: int) -> int:
-    """Fill Redis until a one-byte write is refused (the memory other clients use moves a
-    little); returns the next filler index."""
-    index = start
-    while True:
-        index = fill(client, keys, index)
-        try:
-            client.set(f"{keys.prefix}:filler:{index}", "x")
-        except rex.OutOfMemoryError:
-            return index
-        index += 1
+def make_full(client: redis.Redis) -> None:
+    """Set ``maxmemory`` below what Redis uses now (``noeviction``): every write that may
+    grow memory is refused from now on."""
+    used = int(client.info("memory")["used_memory"])
+    client.config_set("maxmemory-policy", "noeviction")
+    client.config_set("maxmemory", max(used - MARGIN, 1))
 
 
 def test_a_full_redis_keeps_the_queued_jobs_moving(
     redis_server_factory: RedisServerFactory, keys: KeySchema, ledger: Ledger,
     app_worker: StartAppWorker,
 ) -> None:
-    server = redis_server_factory(appendonly=False, extra_args=FULL)
+    server = redis_server_factory(appendonly=False)
     client = redis.Redis.from_url(server.url)
+    client.set(f"{keys.prefix}:ballast", b"x" * 2 * MARGIN)  # room to be over the limit by
     client.sadd(keys.paused_queues, "default")  # nothing moves until Redis is full
     tags = [f"job-{n}" for n in range(200)]
-    push_raw(client, keys, "default", *(payload("Work", [tag], "default", new_jid())
-                                        for tag in tags))
+    push_raw(client, keys, "default", b"not a job",  # buried in dead, full or not
+             *(payload("Work", [tag], "default", new_jid()) for tag in tags))
     worker = app_worker(WORK, server.url, "-c", "4")
-    filled = make_full(client, keys, 0)
+    make_full(client)
+    with pytest.raises(rex.OutOfMemoryError):
+        client.set(f"{keys.prefix}:one-more", "x")
 
     client.srem(keys.paused_queues, "default")  # a removal: Redis takes it when full
     wait_until(lambda: ledger.count("ran") == len(tags), 30, lambda: worker.output()[-3000:])
-
-    # Full again while the worker waits on its empty queue: it must wait quietly.
-    make_full(client, keys, filled)
+    # The queue is empty, Redis still full: the idle worker must wait quietly.
     wait_until(lambda: "Redis is full (maxmemory reached, noeviction)" in worker.output(), 20,
                lambda: worker.output()[-3000:])
-    for key in client.scan_iter(match=f"{keys.prefix}:filler:*", count=1000):
-        client.delete(key)
+    with pytest.raises(rex.OutOfMemoryError):
+        client.set(f"{keys.prefix}:one-more", "x")
+
+    client.config_set("maxmemory", 0)  # room again
     push_raw(client, keys, "default", payload("Work", ["with-room"], "default", new_jid()))
     wait_until(lambda: ledger.count("ran") == len(tags) + 1, 20,
                lambda: worker.output()[-3000:])
@@ -90,5 +73,7 @@ def test_a_full_redis_keeps_the_queued_jobs_moving(
     assert "fetch: " not in log  # not one fetch failed
     assert log.count("Redis is full") == 1
     assert "Redis has room again" in log
-    assert_drained(client, keys)
+    assert "unparseable job on queue default moved to dead" in log
+    assert "filing jid=" not in log  # the burial was filed at once, Redis full
+    assert_drained(client, keys, dead=1)
     client.close()

@@ -60,12 +60,14 @@ class Settlement:
     """How the processor settles a job after :meth:`JobRunner.run`.
 
     ``kind`` is ``ack`` (forget it), ``give_back`` (it never started: back on its queue),
-    or ``interrupt`` (it ran and failed, the failure write failed: file it atomically).
+    ``interrupt`` (it ran and failed, the failure write failed: file it atomically), or
+    ``bury`` (not a job: file ``record``, its unparseable wrapper, in dead atomically).
     """
 
     kind: str
     died: tuple[Payload, BaseException] | None = None
     failure: tuple[Payload, BaseException, Decision] | None = None
+    record: str = ""
 
 
 ACK = Settlement("ack")
@@ -125,17 +127,13 @@ class JobRunner:
         return ACK
 
     def _bury_unparseable(self, work: UnitOfWork, exc: PayloadError) -> Settlement:
-        now = time.time()
-        wrapper = unparseable_wrapper(work.raw, work.queue, exc.reason, now)
-        try:
-            self.broker.file_job("dead", now, encode(wrapper))
-        except Exception as write_exc:
-            self.outages.report("bury", write_exc)
-            return GIVE_BACK
+        """Bytes that are not a job go to dead, wrapped with their exact bytes, in the one
+        atomic step that also drops them from the in-progress list (see Settler)."""
+        wrapper = unparseable_wrapper(work.raw, work.queue, exc.reason, time.time())
         self.stats.add(failed=1)
         logger.error("unparseable job on queue %s moved to dead: %s: %.200r", work.queue,
                      exc.reason, work.raw)
-        return ACK
+        return Settlement("bury", record=encode(wrapper))
 
     def _must_wait(self, job: Payload) -> bool:
         """``while_executing``: the unique plugin says another copy runs right now."""
