@@ -43,6 +43,21 @@ def work(tag):
     record(tag, "Work", "ran")
 
 
+def refuse(count, exc, job):
+    raise KeyboardInterrupt("raised by retry_in")
+
+
+@app.job(name="Stubborn", retry=2, retry_in=refuse)
+def stubborn(tag):
+    record(tag, "Stubborn", "ran")
+    raise ValueError("fails, and its retry_in raises too")
+
+
+@app.death_handler
+def mourn(job, exc):
+    raise Custom("raised by a death handler")
+
+
 @app.job(name="Lookup", retry=3)
 def lookup(key):
     record(key, "Lookup", "ran")
@@ -96,24 +111,29 @@ def test_a_base_exception_fails_the_job_and_the_processor_thread_goes_on(
     app_worker: StartAppWorker,
 ) -> None:
     kinds = ["keyboard", "cancelled", "custom", "exit"]
-    # One processor thread: each later job runs only if that thread survived the one before.
+    # One processor thread: each later job runs only if that thread survived the one
+    # before, its retry_in hook and its death handler.
     push_raw(redis_client, keys, "default",
-             *(job("Raise", kind, retry=False) for kind in kinds), job("Work", "after"))
+             *(job("Raise", kind, retry=False) for kind in kinds),
+             job("Stubborn", "stubborn", retry=2), job("Work", "after"))
     worker = app_worker(RAISERS, redis_url, "-c", "1")
-    wait_until(lambda: ledger.count("ran") == 5 and redis_client.zcard(keys.dead) == 4, 20,
-               lambda: worker.output()[-3000:])
+    wait_until(lambda: ledger.count("ran") == 6 and redis_client.zcard(keys.dead) == 4
+               and redis_client.zcard(keys.retry) == 1, 20, lambda: worker.output()[-3000:])
     assert worker.stop() == 0
 
-    assert [event.jid for event in ledger.events("ran")] == [*kinds, "after"]
+    assert [event.jid for event in ledger.events("ran")] == [*kinds, "stubborn", "after"]
     dead = {entry["args"][0]: entry for entry, _ in sorted_set_jobs(redis_client, keys.dead)}
     assert {kind: entry["error_class"] for kind, entry in dead.items()} == {
         "keyboard": "KeyboardInterrupt", "cancelled": "asyncio.exceptions.CancelledError",
         "custom": "jobapp.Custom", "exit": "SystemExit"}
     assert all(entry["error_message"] == "raised by the job" for entry in dead.values())
+    [(retried, _)] = sorted_set_jobs(redis_client, keys.retry)
+    assert (retried["args"], retried["error_class"]) == (["stubborn"], "ValueError")
     log = worker.output()
     assert "Exception in thread" not in log
-    assert log.count("Traceback (most recent call last)") == len(kinds)  # once per failure
-    assert_drained(redis_client, keys, dead=4)
+    assert log.count("retry_in of Stubborn raised KeyboardInterrupt") == 1
+    assert log.count("death handler <function mourn") == len(kinds)  # failed, logged, passed
+    assert redis_client.llen(keys.queue("default")) == 0
 
 
 def test_each_failed_attempt_logs_its_traceback_once_and_its_record_keeps_it(
@@ -139,7 +159,9 @@ def test_each_failed_attempt_logs_its_traceback_once_and_its_record_keeps_it(
     assert "error_backtrace" not in dead["Bare"]
 
     log = worker.output().splitlines()
-    assert sum(line == "Traceback (most recent call last):" for line in log) == 3
+    # Each job's traceback once (a traceback's last line is its exception).
+    assert sum(line == "KeyError: 'missing'" for line in log) == 1
+    assert sum(line == "KeyError: 'gone'" for line in log) == 2
     failures = [index for index, line in enumerate(log)
                 if " WARNING: fail: " in line or " ERROR: dead: " in line]
     assert len(failures) == 3  # one line per failed attempt, its traceback right after it

@@ -92,7 +92,8 @@ def _check_value(job_name: str, position: str, value: Any, depth: int) -> None:
     if value is None or isinstance(value, (bool, int)):
         return
     if isinstance(value, str):
-        _check_text(job_name, position, value)
+        if not value.isascii():  # O(1): only non-ASCII text can hold a surrogate
+            _check_text(job_name, position, value)
         return
     if isinstance(value, float):
         if math.isfinite(value):
@@ -117,7 +118,8 @@ def _check_value(job_name: str, position: str, value: Any, depth: int) -> None:
                     key,
                     "dict keys must be str (JSON object keys are strings)",
                 )
-            _check_text(job_name, f"{position} key {key!r}", key)
+            if not key.isascii():
+                _check_text(job_name, f"{position} key {key!r}", key)
             _check_value(job_name, f"{position}[{key!r}]", item, depth + 1)
         return
     hint = _JSON_HINT.get(type(value).__name__, "pass only None, bool, int, float, str, "
@@ -127,8 +129,6 @@ def _check_value(job_name: str, position: str, value: Any, depth: int) -> None:
 
 def _check_text(job_name: str, position: str, text: str) -> None:
     """A str UTF-8 cannot encode (a lone surrogate, e.g. from ``surrogateescape``) is refused."""
-    if text.isascii():  # O(1) for the common case
-        return
     found = _SURROGATE.search(text)
     if found is not None:
         raise JobArgumentShapeError(
@@ -240,7 +240,7 @@ def _shape_problem(job: Payload, text: str) -> str | None:
         return f"'args' must be a list, not {_shown(args)}"
     if not isinstance(jid, str) or not jid:
         return f"'jid' must be a non-empty string, not {_shown(jid)}"
-    if _SURROGATE_ESCAPE.search(text) and _holds_lone_surrogate(job):
+    if "\\u" in text and _SURROGATE_ESCAPE.search(text) and _holds_lone_surrogate(job):
         return ("a string holds a lone surrogate (a \\uD8xx-\\uDFxx escape), which UTF-8 "
                 "cannot encode")
     return None

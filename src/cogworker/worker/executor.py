@@ -106,7 +106,7 @@ class JobRunner:
         try:
             self.stats.add(failed=1)
             return self._route_failure(work, job, error, extra)
-        except Exception:  # nothing was filed: the interrupt path files it atomically
+        except BaseException:  # nothing was filed: the interrupt path files it atomically
             logger.exception("recording the failure of jid=%s failed; filing it by the "
                              "interrupt path", jid)
             return Settlement("interrupt",
@@ -121,7 +121,7 @@ class JobRunner:
             logger.info("done: %s jid=%s queue=%s in %.1f ms", job.get("class"),
                         job.get("jid"), work.queue, elapsed_ms, extra=extra)
             release_job_locks(self.app, job, "success")
-        except Exception:
+        except BaseException:
             logger.exception("bookkeeping after jid=%s succeeded failed; acknowledging it all "
                              "the same (a job that ran is not run again)", job.get("jid"))
         return ACK
@@ -227,7 +227,7 @@ class JobRunner:
             return Settlement("interrupt", failure=(job, exc, decision))
         try:
             return self._after_filed(work, stored, exc, decision, set_name, progress, extra)
-        except Exception:  # filed already: settle it, never file it twice
+        except BaseException:  # filed already: settle it, never file it twice
             logger.exception("bookkeeping after filing jid=%s into %s failed; it stays there",
                              job.get("jid"), set_name)
             return Settlement("ack", died=(stored, exc) if set_name == "dead" else None)

@@ -73,7 +73,7 @@ def decide(definition: JobDefinition | None, job: Payload, exc: BaseException) -
     name = definition.name if definition else job.get("class")
     try:
         answer = call_with_arity(hook, count, exc, copy.deepcopy(job))
-    except Exception as hook_exc:
+    except BaseException as hook_exc:  # the job's own code: whatever it raises
         logger.error("retry_in of %s raised %s: %s (using the default backoff)",
                      name, type(hook_exc).__name__, hook_exc)
         return Decision(Outcome.RETRY, default_backoff(count + 1))
