@@ -210,10 +210,12 @@ class App:
             return url
         if not self.may_start_server:
             return self._running_private_server_url()
+        from cogworker.redis.connection import redact_url
         from cogworker.redis.server_state import ensure_project_server
 
         url = str(ensure_project_server(self.project_dir))
-        logger.info("no Redis URL configured: using the private redis-server at %s", url)
+        logger.info("no Redis URL configured: using the private redis-server at %s",
+                    redact_url(url))
         return url
 
     def _running_private_server_url(self) -> str:

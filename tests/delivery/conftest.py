@@ -1,4 +1,5 @@
-"""Fixtures for the delivery-contract tests: a ledger, fleets of real workers, a client."""
+"""Fixtures for the delivery-contract tests: a ledger, fleets of real workers, a client, and
+workers of an app a test writes itself."""
 
 from __future__ import annotations
 
@@ -9,11 +10,26 @@ from pathlib import Path
 import pytest
 
 import cogworker
-from delivery.support import FAST_RECOVERY, Fleet, client_app, make_fleet
-from helpers.workers import Ledger
+from delivery.support import FAST_RECOVERY, Fleet, client_app, make_fleet, settings_env
+from helpers.workers import Ledger, WorkerProcess, write_app
 
 MakeFleet = Callable[..., Fleet]
 MakeClient = Callable[[str], cogworker.App]
+StartAppWorker = Callable[..., WorkerProcess]
+"""``app_worker(body, redis_url, *cli_args, wait=True, **settings)``."""
+
+APP_HEADER = """
+import os
+import time
+
+import cogworker
+from ledger_client import record
+
+app = cogworker.App(redis_url=os.environ["TEST_REDIS_URL"],
+                    namespace=os.environ["TEST_NAMESPACE"])
+"""
+"""The start of an app module for :func:`app_worker`: ``app`` on the test's Redis and
+namespace (settings come from ``COGWORKER_*``), ``record`` to write to the ledger."""
 
 
 @pytest.fixture
@@ -55,3 +71,30 @@ def make_client(namespace: str) -> Iterator[MakeClient]:
     yield make
     for app in apps:
         app.close()
+
+
+@pytest.fixture
+def app_worker(tmp_path: Path, namespace: str, ledger: Ledger) -> Iterator[StartAppWorker]:
+    """``app_worker(body, redis_url, *cli_args, wait=True, **settings)``: a ``cogworker run``
+    of the app module ``body`` (which starts with :data:`APP_HEADER`) on this test's
+    namespace, with :data:`FAST_RECOVERY` overridden by ``settings``; ``wait`` for its
+    start-up line. ``$TEST_DIR`` is the test's ``tmp_path``. Every worker still running
+    after the test is killed."""
+    workers: list[WorkerProcess] = []
+    directory = tmp_path / "app"
+
+    def start(body: str, redis_url: str, *args: str, wait: bool = True,
+              **settings: object) -> WorkerProcess:
+        write_app(directory, body)
+        env = {"TEST_REDIS_URL": redis_url, "TEST_NAMESPACE": namespace,
+               "COGWORKER_TEST_LEDGER": str(ledger.path), "TEST_DIR": str(tmp_path),
+               **settings_env({**FAST_RECOVERY, **settings})}
+        worker = WorkerProcess(directory, "jobapp:app", args, env=env).start()
+        workers.append(worker)
+        if wait:
+            worker.wait_for_output(" started identity=")
+        return worker
+
+    yield start
+    for worker in workers:
+        worker.close()

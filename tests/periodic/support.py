@@ -61,6 +61,10 @@ class StandInManager:
     def reconcile(self) -> None:
         """Not used by the ticker."""
 
+    def take_stray_check(self) -> bool:
+        """Not used by the ticker."""
+        return False
+
     def handle_dead_jobs(self, stored_raws: list[str], reason: str) -> None:
         """Not used by the ticker."""
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import redis
 
-from cogworker.core.payload import new_jid
+from cogworker.core.payload import new_jid, raw_payload_bytes
 from cogworker.redis.keys import KeySchema
 from helpers.workers import Ledger, wait_until
 from runtime.support import WORK_JOBS, StartWorker, payload, push_raw, sorted_set_jobs
@@ -14,7 +14,7 @@ from runtime.support import WORK_JOBS, StartWorker, payload, push_raw, sorted_se
 pytestmark = pytest.mark.slow
 
 GARBAGE = {
-    b"\xff\xfe definitely not JSON": "not JSON",
+    b"\xff\xfe definitely not JSON": "not UTF-8",
     b"[1, 2, 3]": "not a JSON object but a list",
     b'{"class": "Work", "args": [1], "jid": "abc"}': "the payload has no queue name",
 }
@@ -37,12 +37,12 @@ def test_garbage_is_buried_in_dead_and_the_jobs_behind_it_run(
 
     assert [event.jid for event in ledger.events("ran")] == good
     buried = [entry for entry, _ in sorted_set_jobs(redis_client, keys.dead)]
-    # The content is kept, scrubbed to valid UTF-8 (an invalid byte becomes U+FFFD).
-    by_bytes = {entry["raw_payload"].encode(): entry for entry in buried}
+    # The exact bytes are kept (raw_payload_base64 when they are not UTF-8).
+    by_bytes = {raw_payload_bytes(entry): entry for entry in buried}
     assert len(buried) == len(GARBAGE)
-    assert set(by_bytes) == {raw.decode("utf-8", "replace").encode() for raw in GARBAGE}
+    assert set(by_bytes) == set(GARBAGE)
     for raw, reason in GARBAGE.items():
-        entry = by_bytes[raw.decode("utf-8", "replace").encode()]
+        entry = by_bytes[raw]
         assert entry["class"] == "(unparseable)"
         assert entry["queue"] == "default"
         assert entry["retry"] is False

@@ -48,6 +48,9 @@ class FakeManager:
     def reconcile(self) -> None:
         self.reconciles += 1
 
+    def take_stray_check(self) -> bool:
+        return False
+
     def handle_dead_jobs(self, stored_raws: list[str], reason: str) -> None:
         self.dead.append((list(stored_raws), reason))
 

@@ -2,7 +2,14 @@
 
 Every move back to a queue is the atomic ``claim_and_requeue`` script (push first, then
 remove, only if the entry is still there), with ``enqueued_at`` re-stamped; so a worker's
-poller and a person retrying the same entry never both enqueue it.
+poller and a person retrying the same entry never both enqueue it. A job retried from dead
+is marked ``manual_retry``: its run is one attempt beyond its budget (it goes back to dead
+if it fails), and the worker logs it as "manual retry".
+
+An entry is matched by its exact bytes, also when they are not UTF-8 (an older version
+could store such a record): :attr:`SortedEntry.value` keeps them (``surrogateescape``), while
+the fields shown are read from a copy with each invalid byte replaced by U+FFFD. Such an
+entry can be deleted, never requeued.
 """
 
 from __future__ import annotations
@@ -26,8 +33,10 @@ from cogworker.api._source import (
 )
 from cogworker.core.broker import SortedSetName
 from cogworker.core.errors import BrokerError, BrokerUnavailableError, PayloadError
-from cogworker.core.payload import encode
+from cogworker.core.payload import MANUAL_RETRY, encode
 from cogworker.redis.errors import translate_errors
+from cogworker.redis.requeue import text as exact_text
+from cogworker.redis.requeue import wire
 
 logger = logging.getLogger(__name__)
 
@@ -35,8 +44,15 @@ _GLOB_SPECIAL = re.compile(r"([*?\[\]\\])")
 
 
 def _pairs(reply: Any) -> list[tuple[str, float]]:
-    """A WITHSCORES reply as (raw text, score) pairs."""
-    return [(text(raw), float(score)) for raw, score in reply]
+    """A WITHSCORES reply as (exact raw text, score) pairs (see the module docstring)."""
+    return [(exact_text(raw), float(score)) for raw, score in reply]
+
+
+def _is_utf8(raw: str) -> bool:
+    return raw.isascii() or not _ESCAPED_BYTE.search(raw)
+
+
+_ESCAPED_BYTE = re.compile("[\udc80-\udcff]")
 
 
 @dataclass(frozen=True)
@@ -96,6 +112,8 @@ class SortedSet:
     set_name: ClassVar[SortedSetName]
     clears_attempts: ClassVar[bool] = True
     """Whether removing an entry also drops its ``job_attempts:<jid>`` failure trail."""
+    marks_manual_retry: ClassVar[bool] = False
+    """Whether a job put back on its queue from here is marked ``manual_retry``."""
 
     def __init__(self, source: Source) -> None:
         self._broker = resolve_broker(source)
@@ -109,7 +127,8 @@ class SortedSet:
             return int(self._broker.client.zcard(self.key))
 
     def _entry(self, raw: str, score: float) -> SortedEntry:
-        return SortedEntry(raw, JobRecord.from_raw(raw).item, score, self)
+        shown = raw if _is_utf8(raw) else text(wire(raw))  # invalid bytes → U+FFFD
+        return SortedEntry(raw, JobRecord.from_raw(shown).item, score, self)
 
     def entries(self, newest_first: bool = True, limit: int | None = None) -> Iterator[SortedEntry]:
         """Entries by score, highest first (or lowest first), read 50 at a time."""
@@ -155,6 +174,10 @@ class SortedSet:
 
     def requeue(self, entry: SortedEntry) -> bool:
         """Move ``entry`` onto its queue atomically (see :meth:`SortedEntry.retry_now`)."""
+        if not _is_utf8(entry.value):
+            raise PayloadError(
+                f"entry {entry.jid} in {self.key} holds bytes that are not UTF-8, so no worker "
+                "could run it; delete it instead", entry.value)
         if not entry.requeueable or entry.item is None or entry.queue is None:
             raise PayloadError(
                 f"entry {entry.jid} in {self.key} is not a job naming its queue "
@@ -163,17 +186,19 @@ class SortedSet:
         keys = self._broker.keys
         job = dict(entry.item)
         job["enqueued_at"] = time.time()
+        if self.marks_manual_retry:
+            job[MANUAL_RETRY] = True
         moved = self._broker.scripts.run(
             "cogworker.redis", "claim_and_requeue",
             keys=[self.key, keys.queue(entry.queue), keys.queues],
-            args=[entry.value, encode(job), entry.queue, keys.wakeup],
+            args=[wire(entry.value), encode(job), entry.queue, keys.wakeup],
         )
         return bool(moved)
 
     def remove(self, entry: SortedEntry) -> bool:
         """Remove ``entry`` (its exact raw string); False when it was already gone."""
         with translate_errors():
-            removed = bool(self._broker.client.zrem(self.key, entry.value))
+            removed = bool(self._broker.client.zrem(self.key, wire(entry.value)))
             if removed and self.clears_attempts and entry.item is not None:
                 self._broker.client.delete(self._broker.keys.job_attempts(entry.jid))
         return removed
@@ -190,7 +215,8 @@ class SortedSet:
         """
         moved = 0
         for entry in self._snapshot():
-            if not entry.requeueable or (queue is not None and entry.queue != queue):
+            if (not entry.requeueable or not _is_utf8(entry.value)
+                    or (queue is not None and entry.queue != queue)):
                 continue
             try:
                 moved += self.requeue(entry)
@@ -259,3 +285,4 @@ class DeadSet(SortedSet):
     """Jobs that used up their retries; score = time of death. Nothing expires here."""
 
     set_name = "dead"
+    marks_manual_retry = True

@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 
 from cogworker.core.errors import EmbeddedRedisError
+from cogworker.redis.connection import redact_url
 from cogworker.redis.server_state import (
     ensure_project_server,
     project_redis_dir,
@@ -61,7 +62,7 @@ def stop_command(project_dir: Path) -> None:
     if stopped is None:
         click.echo(f"no redis-server was running for {project_dir.absolute()}")
     else:
-        click.echo(f"stopped redis-server pid {stopped.pid} at {stopped.url}")
+        click.echo(f"stopped redis-server pid {stopped.pid} at {redact_url(stopped.url)}")
 
 
 @redis_group.command("status")
@@ -72,13 +73,14 @@ def status_command(project_dir: Path) -> None:
     if state is None:
         click.echo(f"not running (data folder: {project_redis_dir(project_dir)})")
         click.get_current_context().exit(1)
-    click.echo(f"running: pid {state.pid} at {state.url} (data folder: {state.data_dir})")
+    click.echo(f"running: pid {state.pid} at {redact_url(state.url)} (data folder: {state.data_dir})")
 
 
 @redis_group.command("url")
 @_project_dir_option
 def url_command(project_dir: Path) -> None:
-    """Print the URL of the project's running redis-server; exit code 1 when none runs."""
+    """Print the URL of the project's running redis-server, password included (for
+    REDIS_URL=$(cogworker redis url)); exit code 1 when none runs."""
     state = project_server_status(project_dir)
     if state is None:
         raise click.ClickException(

@@ -5,6 +5,7 @@ The tree::
     CogworkerError                      root: catch this to catch everything of ours
     ├── ConfigurationError              a setting is invalid (names the field, value, accepted)
     ├── JobArgumentError                a job argument cannot be stored as JSON (at enqueue)
+    │   └── JobArgumentShapeError       ... nested too deep, or a string with a lone surrogate
     ├── JobDefinitionError              a job is declared wrongly (bad option, duplicate name)
     ├── PeriodicEntryError              a cron entry is invalid (names the entry and the problem)
     ├── UnknownPeriodicEntryError       no cron entry (or several) match a pjid or prefix
@@ -217,3 +218,16 @@ class JobFailedError(CogworkerError):
 
 class JobOrphanedError(CogworkerError):
     """A job killed its process too many times and was moved to dead."""
+
+
+class JobArgumentShapeError(JobArgumentError):
+    """A job argument is made of JSON types but cannot travel: it nests deeper than a
+    payload may, or a string holds a lone surrogate, which UTF-8 cannot encode."""
+
+    def __init__(self, job: str, position: str, value: object, problem: str, hint: str):
+        self.job = job
+        self.position = position
+        self.value = value
+        # Not JobArgumentError.__init__: the repr of a deeply nested value can itself fail.
+        super(JobArgumentError, self).__init__(
+            f"argument {position} of job {job!r} {problem}: {hint}")

@@ -14,14 +14,16 @@ import random
 import threading
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from typing import Any, Protocol, cast
+from typing import Protocol, cast
 
 from cogworker.core.broker import SortedSetName, UnitOfWork
+from cogworker.core.errors import BrokerError
 from cogworker.core.markers import hookimpl
 from cogworker.core.payload import dumps
 from cogworker.core.settings import Settings
 from cogworker.fetchers.weighted import ALL_PAUSED_PAUSE, fetch_order, unpaused
 from cogworker.redis.errors import translate_errors
+from cogworker.redis.quarantine import is_wrong_type, quarantine_wrong_types
 from cogworker.redis.requeue import RedisBackend, requeue_target, text, wire
 
 logger = logging.getLogger(__name__)
@@ -67,7 +69,7 @@ def canonical(payloads: Iterable[str]) -> Counter[str]:
     for raw in payloads:
         try:
             found[dumps(json.loads(raw))] += 1
-        except ValueError:
+        except Exception:  # not JSON, or nested too deep to parse: compare the bytes
             found[raw] += 1
     return found
 
@@ -91,7 +93,18 @@ class BasicFetcher:
 
     def fetch(self, queues: Sequence[str], timeout: float, max_jobs: int = 1) -> list[UnitOfWork]:
         """Pop one job, blocking up to ``timeout`` on all queues at once (``max_jobs`` is
-        ignored: a popped job only lives in memory, so we never take more than one)."""
+        ignored: a popped job only lives in memory, so we never take more than one). On
+        ``WRONGTYPE`` the keys of the wrong type are quarantined and the fetch runs again."""
+        try:
+            return self._pop(queues, timeout)
+        except BrokerError as exc:
+            expected = {self._keys.paused_queues: "set",
+                        **{self._keys.queue(queue): "list" for queue in queues}}
+            if not is_wrong_type(exc) or not quarantine_wrong_types(self._backend, expected):
+                raise
+        return self._pop(queues, timeout)
+
+    def _pop(self, queues: Sequence[str], timeout: float) -> list[UnitOfWork]:
         order = fetch_order(unpaused(queues, self._backend.paused_queues()), self._rng)
         if not order or self._closed.is_set():
             self._closed.wait(min(timeout, ALL_PAUSED_PAUSE))
@@ -146,10 +159,9 @@ class BasicFetcher:
             entries: list[bytes | str] = self._client.hvals(self._keys.workers(self.identity))
         requeued = 0
         for entry in entries:
-            job = self._readable_job(text(entry))
-            if job is None:
+            payload = self._readable_payload(text(entry))
+            if payload is None:
                 continue
-            payload = dumps(job)
             if skip[payload] > 0:
                 skip[payload] -= 1
                 continue
@@ -157,16 +169,18 @@ class BasicFetcher:
             requeued += 1
         return requeued
 
-    def _readable_job(self, entry: str) -> dict[str, Any] | None:
+    def _readable_payload(self, entry: str) -> str | None:
+        """The job of a workers-hash entry, encoded as :func:`dumps` writes it; None (and a
+        warning) for an entry that is not ``{"payload": <job object>}``."""
         try:
             job = json.loads(entry)["payload"]
-        except (ValueError, KeyError, TypeError):
-            job = None
-        if not isinstance(job, dict):
-            logger.warning("skipped an unreadable entry of %s at shutdown: %.200s",
-                           self._keys.workers(self.identity), entry)
-            return None
-        return job
+            if isinstance(job, dict):
+                return dumps(job)
+        except Exception:  # not JSON, no payload, or nested too deep to parse or encode
+            pass
+        logger.warning("skipped an unreadable entry of %s at shutdown: %.200s",
+                       self._keys.workers(self.identity), entry)
+        return None
 
     def _requeue_payload(self, payload: str) -> None:
         target = requeue_target(self._keys, payload)

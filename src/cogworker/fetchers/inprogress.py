@@ -41,10 +41,11 @@ class InProgressList:
         return [text(entry) for entry in entries]
 
     def acknowledge(self, works: Sequence[UnitOfWork]) -> None:
-        """Drop settled jobs and their orphan counters, all in one step."""
+        """Drop settled jobs, and the orphan counters of those still held, in one step (a
+        superseded run's late ack leaves the counter to the run that superseded it)."""
         if not works:
             return
-        counters = list(dict.fromkeys(counter_key(self._keys, w.raw) for w in works))
+        counters = [counter_key(self._keys, w.raw) for w in works]
         self._run("ack", counters, [wire(w.raw) for w in works])
 
     def give_back(self, work: UnitOfWork) -> bool:

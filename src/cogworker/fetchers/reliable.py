@@ -7,6 +7,11 @@ queues. Needs Redis >= 6.2 (LMOVE); on an older server, or one that rejects LMOV
 fetcher switches itself to :class:`~cogworker.fetchers.basic.BasicFetcher` with a warning.
 ``docs/explanation/fetching.md`` explains the waiting design (BLMOVE for one queue, one Lua
 round trip plus pub/sub wake-ups for several).
+
+Two states of Redis do not stop it: a queue key of the wrong type is quarantined
+(:mod:`cogworker.redis.quarantine`) and the fetch runs again at once; a full Redis
+(``maxmemory`` with ``noeviction``) refuses BLMOVE, so an idle fetch waits for wake-ups
+instead, while ``fetch.lua`` still moves jobs (see its header).
 """
 
 from __future__ import annotations
@@ -17,6 +22,8 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import Literal, Protocol, cast
+
+import redis.exceptions as rex
 
 from cogworker.core.broker import SortedSetName, UnitOfWork
 from cogworker.core.errors import BrokerError, BrokerUnavailableError, UnsupportedCommandError
@@ -33,6 +40,7 @@ from cogworker.fetchers.inprogress import PACKAGE, InProgressList
 from cogworker.fetchers.wakeup import WakeupListener
 from cogworker.fetchers.weighted import ALL_PAUSED_PAUSE, fetch_order
 from cogworker.redis.errors import translate_errors
+from cogworker.redis.quarantine import is_wrong_type, quarantine_wrong_types
 from cogworker.redis.requeue import RedisBackend, text
 
 logger = logging.getLogger(__name__)
@@ -81,6 +89,7 @@ class ReliableFetcher:
         """Set once a reliable fetch returned jobs: after a runtime fallback some of them
         may still be held on the in-progress list, and must be settled there."""
         self._closed = threading.Event()
+        self._full_noted = False  # the "Redis is full" warning was logged (once per spell)
 
     # mode -------------------------------------------------------------------------------
     @property
@@ -131,7 +140,7 @@ class ReliableFetcher:
             basic = self._basic
             if basic is None:
                 try:
-                    works = self._fetch_reliably(queues, timeout, max(max_jobs, 1))
+                    works = self._fetch_guarded(queues, timeout, max(max_jobs, 1))
                 except UnsupportedCommandError as exc:
                     with self._mode_lock:
                         basic = self._switch_to_basic(str(exc))
@@ -139,6 +148,20 @@ class ReliableFetcher:
                     self._list_used = self._list_used or bool(works)
                     return works
             return basic.fetch(queues, timeout, max_jobs)
+
+    def _fetch_guarded(self, queues: Sequence[str], timeout: float,
+                       max_jobs: int) -> list[UnitOfWork]:
+        """A reliable fetch; on ``WRONGTYPE``, quarantine the keys of the wrong type and
+        fetch again at once (the error propagates when no key was wrong)."""
+        try:
+            return self._fetch_reliably(queues, timeout, max_jobs)
+        except BrokerError as exc:
+            keys = self._backend.keys
+            expected = {keys.paused_queues: "set", self._list.key: "list",
+                        **{keys.queue(queue): "list" for queue in queues}}
+            if not is_wrong_type(exc) or not quarantine_wrong_types(self._backend, expected):
+                raise
+        return self._fetch_reliably(queues, timeout, max_jobs)
 
     def _fetch_reliably(self, queues: Sequence[str], timeout: float,
                         max_jobs: int) -> list[UnitOfWork]:
@@ -150,21 +173,39 @@ class ReliableFetcher:
             self._closed.wait(min(timeout, ALL_PAUSED_PAUSE))
             return []
         if len(open_queues) == 1:
-            return self._block_on(open_queues[0], timeout)
+            return self._block_on(order, open_queues[0], timeout, max_jobs)
         return self._wait_for_wakeups(order, open_queues, timeout, max_jobs)
 
-    def _block_on(self, queue: str, timeout: float) -> list[UnitOfWork]:
-        """BLMOVE from the one open queue (a pause from now on applies at the next fetch)."""
+    def _block_on(self, order: Sequence[str], queue: str, timeout: float,
+                  max_jobs: int) -> list[UnitOfWork]:
+        """BLMOVE from the one open queue (a pause from now on applies at the next fetch).
+        A full Redis refuses BLMOVE: the fetch then waits for wake-ups instead."""
         keys = self._backend.keys
-        with translate_errors():
-            # redis-py types the timeout as int; servers take fractions since 6.0
-            raw = self._backend.client.blmove(
-                keys.queue(queue), self._list.key, cast(int, blocking_seconds(timeout)),
-                "RIGHT", "LEFT",
-            )
+        try:
+            with translate_errors():
+                # redis-py types the timeout as int; servers take fractions since 6.0
+                raw = self._backend.client.blmove(
+                    keys.queue(queue), self._list.key, cast(int, blocking_seconds(timeout)),
+                    "RIGHT", "LEFT",
+                )
+        except BrokerError as exc:
+            if not isinstance(exc.__cause__, rex.OutOfMemoryError):
+                raise
+            self._note_full(exc)
+            return self._wait_for_wakeups(order, [queue], timeout, max_jobs)
+        if self._full_noted:
+            self._full_noted = False
+            logger.info("Redis has room again: fetches block in BLMOVE again")
         if raw is None:
             return []
         return [UnitOfWork(queue, text(raw))]
+
+    def _note_full(self, exc: BrokerError) -> None:
+        if not self._full_noted:
+            self._full_noted = True
+            logger.warning("Redis is full (maxmemory reached, noeviction): it refuses BLMOVE "
+                           "(%s); fetches wait for wake-ups and move jobs by script until "
+                           "it has room, and enqueues fail meanwhile", exc)
 
     def _wait_for_wakeups(self, order: Sequence[str], open_queues: Sequence[str],
                           timeout: float, max_jobs: int) -> list[UnitOfWork]:

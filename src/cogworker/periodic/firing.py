@@ -14,6 +14,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Final
 
 from cogworker.core.errors import BrokerUnavailableError
@@ -29,6 +30,11 @@ logger = logging.getLogger("cogworker.periodic")
 BACKOFF_BASE: Final = 5.0
 BACKOFF_MAX: Final = 300.0
 ROLLBACK_SITE: Final = "cron rollback"
+
+
+def slot_time(slot: int) -> str:
+    """A cron slot (epoch seconds) as log lines show it: ISO 8601 in UTC."""
+    return datetime.fromtimestamp(slot, tz=timezone.utc).isoformat()
 
 
 def backoff_delay(failures: int) -> float:
@@ -107,13 +113,13 @@ class PendingRollbacks:
                 rollback.failures += 1
                 rollback.retry_at = self._monotonic() + backoff_delay(rollback.failures)
             self._outages.report(ROLLBACK_SITE, exc)
-            logger.warning("cron %s (%s): could not roll back the claim of slot %d; retrying "
+            logger.warning("cron %s (%s): could not roll back the claim of slot %s; retrying "
                            "before the entry fires again", entry.job_name, entry.pjid[:12],
-                           rollback.slot)
+                           slot_time(rollback.slot))
             return False
         self._outages.recovered(ROLLBACK_SITE)
-        logger.info("cron %s (%s): claim of slot %d rolled back; a later tick fires it",
-                    entry.job_name, entry.pjid[:12], rollback.slot)
+        logger.info("cron %s (%s): claim of slot %s rolled back; a later tick fires it",
+                    entry.job_name, entry.pjid[:12], slot_time(rollback.slot))
         return True
 
 
@@ -127,8 +133,8 @@ def enqueue_slot(app: App, entry: PeriodicEntry, slot: int, jid: str,
         rollbacks.roll_back(entry, slot, previous_slot, jid)
         raise
     if pushed is None:
-        logger.info("cron %s (%s): slot %d skipped by a client middleware (unique duplicate)",
-                    entry.job_name, entry.pjid[:12], slot)
+        logger.info("cron %s (%s): slot %s skipped by a client middleware (unique duplicate)",
+                    entry.job_name, entry.pjid[:12], slot_time(slot))
         if entry.until_executed:
             app.hooks.release_periodic_lock(app, payload)
     elif pushed != jid:
@@ -136,6 +142,6 @@ def enqueue_slot(app: App, entry: PeriodicEntry, slot: int, jid: str,
                        "running lock is owned by a jid no job carries and keeps the entry "
                        "closed until it expires", entry.job_name, entry.pjid[:12], jid, pushed)
     else:
-        logger.info("cron %s (%s): enqueued slot %d jid=%s queue=%s", entry.job_name,
-                    entry.pjid[:12], slot, jid, entry.queue)
+        logger.info("cron %s (%s): enqueued slot %s jid=%s queue=%s", entry.job_name,
+                    entry.pjid[:12], slot_time(slot), jid, entry.queue)
     return pushed

@@ -14,11 +14,11 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from cogworker.core.errors import BrokerError
-from cogworker.core.payload import dumps, unparseable_wrapper
+from cogworker.core.errors import BrokerError, PayloadError
+from cogworker.core.payload import decode, dumps, unparseable_wrapper
 from cogworker.redis.errors import translate_errors
 from cogworker.redis.keys import KeySchema
-from cogworker.redis.requeue import RedisBackend, counter_key, parse_job, text, wire
+from cogworker.redis.requeue import RedisBackend, counter_key, text, wire
 
 logger = logging.getLogger(__name__)
 
@@ -46,14 +46,16 @@ def walk_list(backend: RedisBackend, key: str, step: Step) -> None:
 
 
 def orphan_dead_record(raw: str, now: float, max_orphanings: int) -> str:
-    """The dead-set record of a job orphaned more than ``max_orphanings`` times."""
-    job = parse_job(raw)
-    if job is not None:
-        try:
-            return dumps(_mark_orphaned(job, now, max_orphanings))
-        except ValueError:  # NaN or infinity inside: keep its bytes in a wrapper instead
-            pass
-    wrapper = unparseable_wrapper(raw, None, "not a JSON job object", now)
+    """The dead-set record of a job orphaned more than ``max_orphanings`` times: the job
+    with the error fields, or, for bytes that are not a job, an unparseable wrapper that
+    keeps them exactly. Never raises."""
+    try:
+        return dumps(_mark_orphaned(decode(raw), now, max_orphanings))
+    except PayloadError as exc:
+        reason = exc.reason
+    except Exception as exc:  # a job that cannot be encoded again: keep its bytes instead
+        reason = f"cannot be stored again: {type(exc).__name__}: {exc}"
+    wrapper = unparseable_wrapper(raw, None, reason, now)
     return dumps(_mark_orphaned(wrapper, now, max_orphanings))
 
 
@@ -107,7 +109,7 @@ def parse_unsettled(keys: KeySchema, record: str) -> tuple[str, float, str] | No
     """
     try:
         data = json.loads(record)
-    except ValueError:
+    except Exception:  # not JSON, or nested too deep to parse: quarantined
         return None
     if not isinstance(data, dict):
         return None

@@ -92,6 +92,10 @@ def recover_orphans(backend: RedisBackend, own_identity: str, *, threshold: floa
             logger.error("orphan recovery of process %s failed (%s); skipped this time",
                          identity, exc)
             continue
+        except Exception:  # a bug or a poisoned entry must never stop the other processes
+            logger.exception("orphan recovery of process %s failed; skipped this time",
+                             identity)
+            continue
         if moved and on_recovered is not None:
             _notify(on_recovered, identity, moved)
     if report.unlisted_queues:

@@ -80,10 +80,14 @@ def wire(raw: str) -> bytes:
 
 
 def parse_job(raw: str) -> dict[str, Any] | None:
-    """The payload as a dict, or None when it is not a JSON object."""
+    """The payload as a dict, or None when it is not a JSON object.
+
+    Any failure of the parser means "not a job" (a ``RecursionError`` on an entry nested
+    100,000 levels deep included): recovery must get past every entry, whatever it holds.
+    """
     try:
         job = json.loads(raw)
-    except (ValueError, UnicodeError):
+    except Exception:
         return None
     return job if isinstance(job, dict) else None
 
@@ -112,8 +116,15 @@ class RequeueTarget:
 
 
 def requeue_target(keys: KeySchema, raw: str) -> RequeueTarget:
-    """Where ``raw`` goes when it is requeued, and which keys that touches."""
-    job = parse_job(raw)
+    """Where ``raw`` goes when it is requeued, and which keys that touches; never raises
+    (whatever ``raw`` holds, it is requeued as opaque bytes onto ``default``)."""
+    try:
+        return _target_of(keys, raw, parse_job(raw))
+    except Exception:
+        return _target_of(keys, raw, None)
+
+
+def _target_of(keys: KeySchema, raw: str, job: dict[str, Any] | None) -> RequeueTarget:
     queue = job.get("queue") if job is not None else None
     if not isinstance(queue, str) or not queue:
         queue = DEFAULT_QUEUE
@@ -134,4 +145,4 @@ def requeue_target(keys: KeySchema, raw: str) -> RequeueTarget:
 
 def counter_key(keys: KeySchema, raw: str) -> str:
     """The orphan counter key of ``raw`` (see :func:`counter_id`)."""
-    return keys.orphanings(counter_id(raw, parse_job(raw)))
+    return requeue_target(keys, raw).counter_key

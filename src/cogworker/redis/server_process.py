@@ -54,10 +54,13 @@ _NOTHING = ServerProbe(answering=False, ready=False, pid=None)
 _PROCESS_ID = re.compile(rb"^process_id:(\d+)", re.MULTILINE)
 
 
-def probe_server(address: Address, timeout: float = 1.0) -> ServerProbe:
-    """Ask whatever listens at ``address`` for PING and its process id."""
+def probe_server(address: Address, timeout: float = 1.0, *,
+                 password: str | None = None) -> ServerProbe:
+    """Ask whatever listens at ``address`` for PING and its process id (after AUTH with
+    ``password``, when given). A server that wants a password it was not given answers,
+    but tells no pid."""
     try:
-        with _connect(address, timeout) as sock:
+        with _connect(address, timeout, password) as sock:
             pong = _command(sock, "PING")
             info = _command(sock, "INFO", "server")
     except OSError:
@@ -72,25 +75,31 @@ def probe_server(address: Address, timeout: float = 1.0) -> ServerProbe:
     )
 
 
-def send_shutdown(address: Address, timeout: float = 1.0) -> bool:
-    """Send ``SHUTDOWN NOSAVE`` (the append-only file is still flushed).
+def send_shutdown(address: Address, timeout: float = 1.0, *,
+                  password: str | None = None) -> bool:
+    """Send ``SHUTDOWN NOSAVE`` (the append-only file is still flushed), after AUTH with
+    ``password`` when given.
 
     True when the server took it (it closes the connection); False when it refused (the
     command renamed, a password needed) or nothing answered.
     """
     try:
-        with _connect(address, timeout) as sock:
+        with _connect(address, timeout, password) as sock:
             return _command(sock, "SHUTDOWN", "NOSAVE") == b""
     except OSError:
         return False
 
 
-def _connect(address: Address, timeout: float) -> socket.socket:
+def _connect(address: Address, timeout: float, password: str | None = None) -> socket.socket:
+    """A connection to ``address``, authenticated when ``password`` is given (a refused
+    AUTH is left for the next command's reply to tell)."""
     family = socket.AF_UNIX if isinstance(address, str) else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     try:
         sock.settimeout(timeout)
         sock.connect(address)
+        if password is not None:
+            _command(sock, "AUTH", password)
     except OSError:
         sock.close()
         raise
@@ -151,13 +160,15 @@ def free_port(host: str = LOCALHOST) -> int:
         return port
 
 
-def shut_down_server(pid: int, address: Address, timeout: float = 10.0) -> bool:
+def shut_down_server(pid: int, address: Address, timeout: float = 10.0, *,
+                     password: str | None = None) -> bool:
     """Stop the server ``pid`` listening at ``address``; whether it is gone.
 
-    SHUTDOWN NOSAVE first, then SIGTERM, then SIGKILL, waiting up to ``timeout`` after each.
-    Only call it for a pid that :func:`probe_server` confirmed.
+    SHUTDOWN NOSAVE first (after AUTH with ``password``), then SIGTERM, then SIGKILL,
+    waiting up to ``timeout`` after each. Only call it for a pid that :func:`probe_server`
+    confirmed.
     """
-    if not send_shutdown(address):
+    if not send_shutdown(address, password=password):
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGTERM)
     for sig in (signal.SIGTERM, signal.SIGKILL):

@@ -11,6 +11,12 @@ data back, and on the same port when it is still free.
 
 The shared server runs until :func:`stop_project_server` (``cogworker redis stop``) stops it;
 nothing stops it automatically. POSIX only (it relies on ``fcntl``).
+
+It is private to the user who started it (:mod:`cogworker.redis.server_config`): it wants a
+password, kept in ``password`` beside ``server.json`` (both mode 0600, in a 0700 folder),
+and its URL, as :func:`ensure_project_server` returns it and ``server.json`` records it,
+carries that password. Other local users can reach its port but cannot authenticate, nor
+read its files.
 """
 
 from __future__ import annotations
@@ -25,6 +31,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from cogworker.redis.server import DEFAULT_DATA_DIR, RedisServer
+from cogworker.redis.server_config import (
+    PRIVATE_DIR_MODE,
+    project_password,
+    write_private_file,
+)
 from cogworker.redis.server_process import (
     LOCALHOST,
     Address,
@@ -48,6 +59,7 @@ class ServerState:
     port: int
     url: str
     data_dir: str
+    password: str | None = None  # None in a record an older version wrote
 
     @property
     def address(self) -> Address:
@@ -65,9 +77,11 @@ def read_state(redis_dir: Path) -> ServerState | None:
     path = redis_dir / STATE_FILE_NAME
     try:
         raw = json.loads(path.read_text())
+        password = raw.get("password")
         return ServerState(
             pid=int(raw["pid"]), port=int(raw["port"]), url=str(raw["url"]),
             data_dir=str(raw["data_dir"]),
+            password=password if isinstance(password, str) else None,
         )
     except FileNotFoundError:
         return None
@@ -78,7 +92,7 @@ def read_state(redis_dir: Path) -> ServerState | None:
 
 def is_alive(state: ServerState) -> bool:
     """Whether the recorded server still runs: its port answers and reports its pid."""
-    probe = probe_server(state.address)
+    probe = probe_server(state.address, password=state.password)
     if not probe.answering:
         return False
     if probe.pid is not None:  # INFO told us who answers: it must be the recorded process
@@ -107,13 +121,16 @@ def ensure_project_server(
             logger.info("redis-server pid %s recorded in %s is gone; starting a new one",
                         state.pid, redis_dir / STATE_FILE_NAME)
         port = state.port if state is not None and port_is_free(state.port) else None
+        password = project_password(redis_dir)
         server = RedisServer(
-            redis_dir, port=port, appendonly=appendonly, extra_args=extra_args, detached=True
+            redis_dir, port=port, appendonly=appendonly, extra_args=extra_args, detached=True,
+            password=password, private=True,
         ).start()
         assert server.pid is not None  # set by start()
         assert server.port is not None
         new_state = ServerState(
-            pid=server.pid, port=server.port, url=server.url, data_dir=str(redis_dir)
+            pid=server.pid, port=server.port, url=server.url, data_dir=str(redis_dir),
+            password=password,
         )
         _write_state(redis_dir, new_state)
         return new_state.url
@@ -142,24 +159,23 @@ def stop_project_server(
         state = read_state(redis_dir)
         running = state is not None and is_alive(state)
         if state is not None and running:
-            shut_down_server(state.pid, state.address, timeout)
+            shut_down_server(state.pid, state.address, timeout, password=state.password)
             logger.info("stopped redis-server pid %s at %s", state.pid, state.url)
         (redis_dir / STATE_FILE_NAME).unlink(missing_ok=True)
         return state if running else None
 
 
 def _write_state(redis_dir: Path, state: ServerState) -> None:
-    path = redis_dir / STATE_FILE_NAME
-    temporary = path.with_suffix(f".{os.getpid()}.tmp")
-    temporary.write_text(json.dumps(asdict(state), indent=2) + "\n")
-    os.replace(temporary, path)
+    write_private_file(redis_dir / STATE_FILE_NAME, json.dumps(asdict(state), indent=2) + "\n")
 
 
 @contextlib.contextmanager
 def _locked(redis_dir: Path) -> Iterator[None]:
     """Hold the project's server lock (released by the OS if this process dies)."""
-    redis_dir.mkdir(parents=True, exist_ok=True)
-    with (redis_dir / LOCK_FILE_NAME).open("a") as lock_file:
+    redis_dir.mkdir(mode=PRIVATE_DIR_MODE, parents=True, exist_ok=True)
+    os.chmod(redis_dir, PRIVATE_DIR_MODE)
+    lock_fd = os.open(redis_dir / LOCK_FILE_NAME, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    with os.fdopen(lock_fd, "a") as lock_file:
         fcntl.flock(lock_file, fcntl.LOCK_EX)
         try:
             yield

@@ -39,6 +39,11 @@ class ManagerControls(Protocol):
         """Reliable fetch only: settle pending settlements, requeue strays seen twice."""
         ...
 
+    def take_stray_check(self) -> bool:
+        """Whether a reconcile is due out of turn (a fetch failed in a way that may have
+        moved jobs onto the in-progress list); counts it as taken."""
+        ...
+
     def work_entries(self) -> dict[str, str]:
         """What each processor runs now: tid → JSON ``{queue, payload, run_at}``."""
         ...

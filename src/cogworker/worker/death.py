@@ -25,12 +25,12 @@ def notify_death(app: App, job: Payload, exc: BaseException) -> None:
     if definition is not None and definition.retries_exhausted is not None:
         try:
             call_with_arity(definition.retries_exhausted, copy.deepcopy(job), exc)
-        except Exception:
+        except BaseException:  # user code: whatever it raises, the others still run
             logger.exception("retries_exhausted failed for jid=%s", jid)
     for handler in list(app.death_handlers):
         try:
             call_with_arity(handler, copy.deepcopy(job), exc)
-        except Exception:
+        except BaseException:  # user code: whatever it raises, the others still run
             logger.exception("death handler %r failed for jid=%s", handler, jid)
     app.hooks.job_died(app, copy.deepcopy(job), exc)
 

@@ -3,7 +3,16 @@
 The ack rule: a job is never run again because something failed *after* it ran. Whatever
 follows ``perform`` (stats, logs, lock releases) is best-effort, except the retry/dead write
 of a failure; when that write fails the job is *interrupted* (filed by a second, atomic path)
-rather than put back on its queue.
+rather than put back on its queue. An error in that bookkeeping itself is logged and the job
+is settled all the same: acknowledged after a success, interrupted after a failure.
+
+Whatever a job raises fails it, ``BaseException`` included (``KeyboardInterrupt``,
+``asyncio.CancelledError``, ``SystemExit``, a custom subclass): the processor thread goes on
+with the next job. A ``KeyboardInterrupt`` raised inside a job is the job's own doing, since
+the worker turns Ctrl-C into a graceful stop on its main thread; it is a failure like any
+other (retry or dead, ``error_class`` ``KeyboardInterrupt``) and never stops the worker.
+Each failed attempt logs its traceback once: at WARNING when it will be retried (or was
+discarded), at ERROR when it goes to dead or its record cannot be written.
 """
 
 from __future__ import annotations
@@ -19,10 +28,23 @@ from cogworker.core.broker import UnitOfWork
 from cogworker.core.errors import PayloadError
 from cogworker.core.middleware import JobContext, run_chain
 from cogworker.core.outage import OutageLog
-from cogworker.core.payload import Payload, decode, encode, max_retries, unparseable_wrapper
+from cogworker.core.payload import (
+    MANUAL_RETRY,
+    Payload,
+    decode,
+    encode,
+    max_retries,
+    unparseable_wrapper,
+)
 from cogworker.worker.async_runner import AsyncRunner
 from cogworker.worker.death import extend_job_locks, release_job_locks
-from cogworker.worker.failures import Decision, Outcome, decide, failed_payload
+from cogworker.worker.failures import (
+    INTERRUPT_DELAY,
+    Decision,
+    Outcome,
+    decide,
+    failed_payload,
+)
 from cogworker.worker.stats_buffer import StatsBuffer
 
 if TYPE_CHECKING:
@@ -38,12 +60,14 @@ class Settlement:
     """How the processor settles a job after :meth:`JobRunner.run`.
 
     ``kind`` is ``ack`` (forget it), ``give_back`` (it never started: back on its queue),
-    or ``interrupt`` (it ran and failed, the failure write failed: file it atomically).
+    ``interrupt`` (it ran and failed, the failure write failed: file it atomically), or
+    ``bury`` (not a job: file ``record``, its unparseable wrapper, in dead atomically).
     """
 
     kind: str
     died: tuple[Payload, BaseException] | None = None
     failure: tuple[Payload, BaseException, Decision] | None = None
+    record: str = ""
 
 
 ACK = Settlement("ack")
@@ -78,27 +102,38 @@ class JobRunner:
         error = self._perform(work, job, on_perform)
         elapsed_ms = (time.monotonic() - started) * 1000
         if error is None:
-            self.stats.add(processed=1)
-            logger.info("done: %s jid=%s queue=%s in %.1f ms", job_class, jid, work.queue,
-                        elapsed_ms, extra=extra)
-            release_job_locks(self.app, job, "success")
-            return ACK
-        self.stats.add(failed=1)
-        return self._route_failure(work, job, error, elapsed_ms, extra)
+            return self._succeeded(work, job, elapsed_ms, extra)
+        try:
+            self.stats.add(failed=1)
+            return self._route_failure(work, job, error, extra)
+        except BaseException:  # nothing was filed: the interrupt path files it atomically
+            logger.exception("recording the failure of jid=%s failed; filing it by the "
+                             "interrupt path", jid)
+            return Settlement("interrupt",
+                              failure=(job, error, Decision(Outcome.RETRY, INTERRUPT_DELAY)))
 
     # steps ---------------------------------------------------------------------------------
-    def _bury_unparseable(self, work: UnitOfWork, exc: PayloadError) -> Settlement:
-        now = time.time()
-        wrapper = unparseable_wrapper(work.raw, work.queue, exc.reason, now)
+    def _succeeded(self, work: UnitOfWork, job: Payload, elapsed_ms: float,
+                   extra: dict[str, Any]) -> Settlement:
+        """Count, log, release locks; a failure here never makes the job run again."""
         try:
-            self.broker.file_job("dead", now, encode(wrapper))
-        except Exception as write_exc:
-            self.outages.report("bury", write_exc)
-            return GIVE_BACK
+            self.stats.add(processed=1)
+            logger.info("done: %s jid=%s queue=%s in %.1f ms", job.get("class"),
+                        job.get("jid"), work.queue, elapsed_ms, extra=extra)
+            release_job_locks(self.app, job, "success")
+        except BaseException:
+            logger.exception("bookkeeping after jid=%s succeeded failed; acknowledging it all "
+                             "the same (a job that ran is not run again)", job.get("jid"))
+        return ACK
+
+    def _bury_unparseable(self, work: UnitOfWork, exc: PayloadError) -> Settlement:
+        """Bytes that are not a job go to dead, wrapped with their exact bytes, in the one
+        atomic step that also drops them from the in-progress list (see Settler)."""
+        wrapper = unparseable_wrapper(work.raw, work.queue, exc.reason, time.time())
         self.stats.add(failed=1)
         logger.error("unparseable job on queue %s moved to dead: %s: %.200r", work.queue,
                      exc.reason, work.raw)
-        return ACK
+        return Settlement("bury", record=encode(wrapper))
 
     def _must_wait(self, job: Payload) -> bool:
         """``while_executing``: the unique plugin says another copy runs right now."""
@@ -129,7 +164,7 @@ class JobRunner:
             on_perform(job, True)
         try:
             self.perform_chain(job, work.queue, work.raw)
-        except (Exception, SystemExit) as exc:
+        except BaseException as exc:  # whatever the job raised fails it; the thread goes on
             return exc
         finally:
             if on_perform is not None:
@@ -161,7 +196,8 @@ class JobRunner:
 
     # failures ------------------------------------------------------------------------------
     def _route_failure(self, work: UnitOfWork, job: Payload, exc: BaseException,
-                       elapsed_ms: float, extra: dict[str, Any]) -> Settlement:
+                       extra: dict[str, Any]) -> Settlement:
+        """Decide and file the failure; raises only before anything was written."""
         definition = self.app.registry.get(str(job.get("class")))
         try:
             decision = decide(definition, job, exc)
@@ -170,42 +206,58 @@ class JobRunner:
             decision = Decision(Outcome.RETRY, 60.0)
         now = time.time()
         stored = failed_payload(job, exc, now)
-        attempt, allowed = stored["retry_count"], max_retries(job.get("retry")) + 1
         if decision.outcome is Outcome.DISCARD:
             logger.warning("fail: %s jid=%s queue=%s: %s: %s; discarded (retry_in said so)",
                            job.get("class"), job.get("jid"), work.queue, type(exc).__name__,
-                           exc, extra=extra)
+                           stored["error_message"][:500], extra=extra, exc_info=exc)
             release_job_locks(self.app, stored, "discarded")
             return ACK
         set_name: Literal["retry", "dead"] = (
             "retry" if decision.outcome is Outcome.RETRY else "dead")
         score = now + decision.delay if set_name == "retry" else now
+        record = encode(stored)
+        progress = _progress(job, stored)
         try:
-            self.broker.file_job(set_name, score, encode(stored))
+            self.broker.file_job(set_name, score, record)
         except Exception as write_exc:
-            logger.error("couldn't record failure of jid=%s: %s", job.get("jid"), write_exc)
+            logger.error("fail: %s jid=%s queue=%s: %s: %s; couldn't record the failure (%s), "
+                         "filing it by the interrupt path", job.get("class"), job.get("jid"),
+                         work.queue, type(exc).__name__, stored["error_message"][:500],
+                         write_exc, extra=extra, exc_info=exc)
             return Settlement("interrupt", failure=(job, exc, decision))
-        return self._after_filed(work, stored, exc, decision, set_name, attempt, allowed, extra)
+        try:
+            return self._after_filed(work, stored, exc, decision, set_name, progress, extra)
+        except BaseException:  # filed already: settle it, never file it twice
+            logger.exception("bookkeeping after filing jid=%s into %s failed; it stays there",
+                             job.get("jid"), set_name)
+            return Settlement("ack", died=(stored, exc) if set_name == "dead" else None)
 
     def _after_filed(self, work: UnitOfWork, stored: Payload, exc: BaseException,
-                     decision: Decision, set_name: str, attempt: int, allowed: int,
+                     decision: Decision, set_name: str, progress: str,
                      extra: dict[str, Any]) -> Settlement:
         cls, jid = stored.get("class"), stored.get("jid")
         if set_name == "retry":
-            logger.warning("fail: %s jid=%s queue=%s: %s: %s; retry in %.0f s "
-                           "(attempt %d/%d)", cls, jid, work.queue, type(exc).__name__,
-                           stored["error_message"][:500], decision.delay, attempt, allowed,
-                           extra=extra)
+            logger.warning("fail: %s jid=%s queue=%s: %s: %s; retry in %.0f s (%s)", cls, jid,
+                           work.queue, type(exc).__name__, stored["error_message"][:500],
+                           decision.delay, progress, extra=extra, exc_info=exc)
             extend_job_locks(self.app, stored,
                              decision.delay + self.app.settings.unique_lock_ttl)
             self.hooks.job_retried(self.app, stored, exc, decision.delay)
             return ACK
         why = "killed by retry_in" if decision.killed else "no retries left"
-        logger.error("dead: %s jid=%s queue=%s: %s: %s (%s, attempt %d/%d)", cls, jid,
-                     work.queue, type(exc).__name__, stored["error_message"][:500], why,
-                     attempt, allowed, extra=extra)
+        logger.error("dead: %s jid=%s queue=%s: %s: %s (%s, %s)", cls, jid, work.queue,
+                     type(exc).__name__, stored["error_message"][:500], why, progress,
+                     extra=extra, exc_info=exc)
         release_job_locks(self.app, stored, "killed" if decision.killed else "dead")
         return Settlement("ack", died=(stored, exc))
+
+
+def _progress(job: Payload, stored: Payload) -> str:
+    """"attempt 2/26", or "manual retry" for a run retried by hand from dead (beyond the
+    budget, where "attempt 6/4" would only puzzle)."""
+    if job.get(MANUAL_RETRY):
+        return "manual retry"
+    return f"attempt {stored['retry_count']}/{max_retries(job.get('retry')) + 1}"
 
 
 async def _await(awaitable: Any) -> Any:

@@ -1,6 +1,14 @@
-"""What happens to a job that failed: retry, dead or discard, and how long to wait.
+"""What happens to a job that failed: retry, dead or discard, how long to wait, and the
+record stored for it (error fields and a capped backtrace).
 
-The decision is pure (no I/O); :mod:`cogworker.worker.settle` writes it.
+The decision is pure (no I/O); :mod:`cogworker.worker.settlement` writes it.
+
+The ``backtrace`` job option says how many lines of the traceback a retry or dead record
+keeps in ``error_backtrace`` (Sidekiq 7's compressed form, :mod:`cogworker.core.backtrace`):
+``True`` or absent (the default) keeps up to :data:`~cogworker.core.backtrace.MAX_LINES`,
+an int N keeps the last N (at most that many), ``False`` or 0 keeps none. Unlike Sidekiq,
+whose default is none, a failure can be traced to its line out of the box; the innermost
+lines are kept, so a long stack loses its outer frames, never the one that raised.
 """
 
 from __future__ import annotations
@@ -14,9 +22,16 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from cogworker.core import backtrace
 from cogworker.core.callables import call_with_arity
 from cogworker.core.job import JobDefinition
-from cogworker.core.payload import Payload, error_class, error_message, max_retries
+from cogworker.core.payload import (
+    MANUAL_RETRY,
+    Payload,
+    error_class,
+    error_message,
+    max_retries,
+)
 
 logger = logging.getLogger("cogworker.failures")
 
@@ -58,7 +73,7 @@ def decide(definition: JobDefinition | None, job: Payload, exc: BaseException) -
     name = definition.name if definition else job.get("class")
     try:
         answer = call_with_arity(hook, count, exc, copy.deepcopy(job))
-    except Exception as hook_exc:
+    except BaseException as hook_exc:  # the job's own code: whatever it raises
         logger.error("retry_in of %s raised %s: %s (using the default backoff)",
                      name, type(hook_exc).__name__, hook_exc)
         return Decision(Outcome.RETRY, default_backoff(count + 1))
@@ -83,12 +98,34 @@ def _interpret(answer: Any, name: Any, count: int) -> Decision:
     return Decision(Outcome.RETRY, default_backoff(count + 1))
 
 
+def backtrace_limit(option: Any) -> int:
+    """How many traceback lines the ``backtrace`` job option asks a record to keep."""
+    if option is False:
+        return 0
+    if isinstance(option, int) and not isinstance(option, bool):
+        return min(max(option, 0), backtrace.MAX_LINES)
+    return backtrace.MAX_LINES  # True, absent, or a value the option check let through
+
+
+def _set_error(record: Payload, exc: BaseException) -> None:
+    """The error fields of a failure record (the manual-retry mark is dropped: it
+    describes one run, not the record)."""
+    record.pop("failure_outcome", None)
+    record.pop(MANUAL_RETRY, None)
+    record["error_class"] = error_class(exc)
+    record["error_message"] = error_message(exc)
+    lines = backtrace.exception_lines(exc, backtrace_limit(record.get("backtrace")))
+    if lines:
+        record[backtrace.FIELD] = backtrace.compress_backtrace(lines)
+    else:
+        record.pop(backtrace.FIELD, None)
+
+
 def failed_payload(job: Payload, exc: BaseException, now: float) -> Payload:
-    """The payload to store after a failure: error fields set, ``retry_count`` + 1."""
+    """The payload to store after a failure: error fields and backtrace set,
+    ``retry_count`` + 1."""
     stored = dict(job)
-    stored.pop("failure_outcome", None)
-    stored["error_class"] = error_class(exc)
-    stored["error_message"] = error_message(exc)
+    _set_error(stored, exc)
     stored.setdefault("failed_at", now)
     stored["retry_count"] = _int(job.get("retry_count")) + 1
     return stored
@@ -107,12 +144,10 @@ def interrupt_record(fetched: Payload, exc: BaseException, cut_short: bool,
     """§5.7: the record for a failure whose normal write failed, built from the fetched job."""
     now = time.time() if now is None else now
     record = dict(fetched)
-    record.pop("failure_outcome", None)
+    _set_error(record, exc)
     interrupted = _int(fetched.get("interrupted_count")) + 1
     record["interrupted_count"] = interrupted
     record["retry_count"] = _int(fetched.get("retry_count")) + 1
-    record["error_class"] = error_class(exc)
-    record["error_message"] = error_message(exc)
     record["failed_at"] = now
     out_of_retries = record["retry_count"] > max_retries(fetched.get("retry"))
     if out_of_retries or cut_short:

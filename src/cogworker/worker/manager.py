@@ -3,6 +3,12 @@
 One thread fetches at a time, for itself and for the other idle threads (a few jobs per
 round trip when several are idle), so an idle process sends one blocking fetch at a time
 instead of one per thread. Every other thread waits for the fetch gate or for work.
+
+A fetch that failed because Redis was unreachable may still have run (a reply lost on the
+way back, a command Redis ran when it woke from a freeze): its jobs then sit on this
+process's in-progress list, unknown to every thread. After such a failure, the first fetch
+that works again asks the poller for :data:`STRAY_CHECKS` quick reconciles, one per poll,
+so those jobs go back to their queue within a few polls instead of after two orphan checks.
 """
 
 from __future__ import annotations
@@ -15,14 +21,14 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from cogworker.core.broker import Fetcher, UnitOfWork
-from cogworker.core.errors import JobFailedError, JobOrphanedError
+from cogworker.core.errors import BrokerUnavailableError, JobFailedError, JobOrphanedError
 from cogworker.core.outage import OutageLog
 from cogworker.core.payload import Payload, decode, dumps
 from cogworker.redis.filing import unsettled_record
 from cogworker.worker.acker import AckBatcher
 from cogworker.worker.async_runner import AsyncRunner
 from cogworker.worker.death import notify_death, release_job_locks
-from cogworker.worker.executor import GIVE_BACK, JobRunner
+from cogworker.worker.executor import ACK, GIVE_BACK, JobRunner, Settlement
 from cogworker.worker.settlement import Settler, jid_of
 from cogworker.worker.stats_buffer import StatsBuffer
 
@@ -35,6 +41,9 @@ FETCH_TIMEOUT = 2.0
 QUIET_SLEEP = 0.5
 ERROR_BACKOFF = 1.0
 MAX_PREFETCH = 16
+STRAY_CHECKS = 3
+"""Quick reconciles after a fetch failed on an unreachable Redis: a stray is requeued when
+two consecutive ones see it, and the third covers a fetch Redis ran a little later."""
 
 
 class Manager:
@@ -61,6 +70,8 @@ class Manager:
         self._previous_strays: set[str] = set()
         self._taken = 0  # jobs fetched so far
         self._let_go = 0  # of those, jobs run to the end or handed back
+        self._fetch_uncertain = False  # a fetch failed in a way that may have moved jobs
+        self._stray_checks_due = 0
 
     # control --------------------------------------------------------------------------------
     def start(self) -> None:
@@ -123,7 +134,7 @@ class Manager:
         while not self._stopping.is_set():
             try:
                 self._process_one(tid)
-            except Exception as exc:
+            except BaseException as exc:  # the thread outlives anything, a job's or ours
                 self.outages.report("processor", exc)
                 self._stopping.wait(ERROR_BACKOFF)
 
@@ -169,11 +180,16 @@ class Manager:
             works = self.fetcher.fetch(self.app.settings.queues, FETCH_TIMEOUT, wanted)
         except Exception as exc:
             self.outages.report("fetch", exc)
+            if isinstance(exc, BrokerUnavailableError):
+                self._fetch_uncertain = True
             self._stopping.wait(ERROR_BACKOFF)
             return []
         self.outages.recovered("fetch")
         with self._lock:
             self._taken += len(works)
+            if self._fetch_uncertain:
+                self._fetch_uncertain = False
+                self._stray_checks_due = STRAY_CHECKS
         if not works:
             self.stats.flush()  # idle: publish the last counts now rather than at the next job
         return works
@@ -183,12 +199,18 @@ class Manager:
             self._busy += 1
             self._running[work.raw] += 1
             self._work[tid] = (work, time.time())
+        performed = False
+
+        def on_perform(job: Payload, starting: bool) -> None:
+            nonlocal performed
+            performed = performed or starting
+            self._on_perform(job, starting)
+
         try:
             assert self.runner is not None
-            settlement = self.runner.run(work, on_perform=self._on_perform)
-        except Exception:
-            logger.exception("running a job failed before it could start; handing it back")
-            settlement = GIVE_BACK
+            settlement = self.runner.run(work, on_perform=on_perform)
+        except BaseException:
+            settlement = self._after_runner_error(work, performed)
         finally:
             with self._lock:
                 self._busy -= 1
@@ -201,6 +223,19 @@ class Manager:
                 if self._running[work.raw] <= 0:
                     del self._running[work.raw]
                 self._let_go += 1
+
+    @staticmethod
+    def _after_runner_error(work: UnitOfWork, performed: bool) -> Settlement:
+        """The runner raised (a bug, or a hook it calls): a job that started is settled as
+        done, since it may have done its work (scenario 38); one that never started goes
+        back to its queue."""
+        if performed:
+            logger.exception("bookkeeping of jid=%s failed after it ran; acknowledging it (a "
+                             "job that ran is not run again)", jid_of(work.raw))
+            return ACK
+        logger.exception("running jid=%s failed before it could start; handing it back",
+                         jid_of(work.raw))
+        return GIVE_BACK
 
     def _on_perform(self, job: Payload, starting: bool) -> None:
         key = f"{threading.get_ident()}:{job.get('jid')}"
@@ -257,14 +292,32 @@ class Manager:
                 keep.append(raw)
         if not self.fetcher.reliable:
             self._write_work_entries()
+        unfinished = self._unfinished_jids(finished, keep)
         try:
             count = self.fetcher.requeue_unfinished(finished, keep)
         except Exception as exc:
             logger.error("requeueing unfinished jobs at shutdown failed: %s", exc)
             return 0
         if count:
-            logger.warning("requeued %d job(s) unfinished at shutdown", count)
+            logger.warning("requeued %d job(s) unfinished at shutdown: %s", count,
+                           ", ".join(f"jid={jid}" for jid in unfinished) or "?")
         return count
+
+    def _unfinished_jids(self, finished: list[str], keep: list[str]) -> list[str]:
+        """The jids a shutdown requeue is about to put back, for its log line: what the
+        in-progress list holds (reliable) or the threads run (basic), less the rest."""
+        in_progress = getattr(self.fetcher, "in_progress", None)
+        try:
+            if self.fetcher.reliable and in_progress is not None:
+                held: list[str] = in_progress()
+            else:
+                with self._lock:
+                    held = [work.raw for work, _ in self._work.values()]
+        except Exception:
+            return []
+        left = collections.Counter(held)
+        left.subtract(collections.Counter([*finished, *keep]))
+        return [jid_of(raw) for raw in left.elements()]
 
     def _write_work_entries(self) -> None:
         identity = self.app.identity
@@ -275,6 +328,15 @@ class Manager:
                 logger.error("recording running job of %s failed: %s", tid, exc)
 
     # reconcile and recovered deaths ---------------------------------------------------------
+    def take_stray_check(self) -> bool:
+        """Whether the poller should reconcile now, out of turn (after a fetch that may
+        have moved jobs nobody knows of); counts the check as taken."""
+        with self._lock:
+            if self._stray_checks_due <= 0:
+                return False
+            self._stray_checks_due -= 1
+            return True
+
     def reconcile(self) -> None:
         """Finish pending settlements; requeue jobs on our list nobody runs (seen twice)."""
         self.settler.retry_pending()

@@ -78,6 +78,11 @@ class OrphanCheck:
             lost |= not self._step(RECONCILE_SITE, self._manager.reconcile)
         return CheckOutcome(registry_read=registry_read, connection_lost=lost)
 
+    def reconcile_now(self) -> None:
+        """Reconcile out of turn (reliable fetch only); never raises."""
+        if self._reliable():
+            self._step(RECONCILE_SITE, self._manager.reconcile)
+
     def _step(self, site: str, action: Callable[[], None]) -> bool:
         """Run ``action``; False only when it failed because Redis was unavailable."""
         try:

@@ -7,7 +7,9 @@ own (a failing step is reported and never skips the other):
    seconds (see :mod:`cogworker.worker.orphan_check`). The next due time is set *before*
    the check runs, so a check that keeps failing runs once per interval, not once per
    poll; but when the connection was lost during a check the next one runs at the next
-   poll, because Redis coming back is exactly when recovery matters;
+   poll, because Redis coming back is exactly when recovery matters. Otherwise, when the
+   Manager asks for it (a fetch failed in a way that may have moved jobs), the poll
+   reconciles this process's own in-progress list out of turn;
 2. graduation of due entries of ``schedule`` then ``retry`` (50 per set per poll),
    skipped while the process is quiet.
 
@@ -60,6 +62,7 @@ class Poller:
         self._next_orphan_check: float | None = None  # None: due at the next poll
         self.orphan_checks_run = 0
         self._stopping = threading.Event()
+        self._quiet_noted = False
         self._thread: threading.Thread | None = None
         self.ready_for_ticker = threading.Event()
         """Set after the first orphan check that really read the in-progress registry
@@ -88,19 +91,25 @@ class Poller:
 
     # one poll ------------------------------------------------------------------------------
     def poll_once(self) -> None:
-        """One poll: the orphan check if due, then graduation unless quiet. Never raises."""
-        self._check_orphans_if_due()
+        """One poll: the orphan check if due (else a reconcile the Manager asked for),
+        then graduation unless quiet. Never raises."""
+        if not self._check_orphans_if_due() and self._manager.take_stray_check():
+            self._orphan_check.reconcile_now()
         if self._stopping.is_set():
             return
         if self._manager.is_quiet:
-            logger.debug("quiet: scheduled and retry jobs are not moved to their queues")
+            if not self._quiet_noted:  # once per quiet spell, not once per poll
+                logger.debug("quiet: scheduled and retry jobs are not moved to their queues")
+                self._quiet_noted = True
             return
+        self._quiet_noted = False
         self._graduate_due()
 
-    def _check_orphans_if_due(self) -> None:
+    def _check_orphans_if_due(self) -> bool:
+        """Run the orphan check when it is due; whether it ran."""
         now = self._clock()
         if self._next_orphan_check is not None and now < self._next_orphan_check:
-            return
+            return False
         self._next_orphan_check = now + self.app.settings.orphan_check_interval
         self.orphan_checks_run += 1
         try:
@@ -108,11 +117,12 @@ class Poller:
         except Exception:  # a bug in one pass must not end the poller
             logger.exception("orphan check failed; next try in %.0f s",
                              self.app.settings.orphan_check_interval)
-            return
+            return True
         if outcome.connection_lost:
             self._next_orphan_check = None
         elif outcome.registry_read and not self.ready_for_ticker.is_set():
             self.ready_for_ticker.set()
+        return True
 
     def _graduate_due(self) -> None:
         broker = self.app.broker

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from cogworker.core.broker import Fetcher, UnitOfWork
-from cogworker.core.errors import JobFailedError
-from cogworker.core.payload import Payload, decode, encode
+from cogworker.core.errors import JobFailedError, PayloadError
+from cogworker.core.payload import UNPARSEABLE_CLASS, Payload, decode, encode
 from cogworker.worker.death import extend_job_locks, notify_death, release_job_locks
 from cogworker.worker.executor import Settlement
 from cogworker.worker.failures import interrupt_record
@@ -51,6 +51,8 @@ class Settler:
     def settle(self, work: UnitOfWork, settlement: Settlement) -> None:
         if settlement.kind == "give_back":
             self.give_back(work)
+        elif settlement.kind == "bury":
+            self._bury(work, settlement.record)
         elif settlement.kind == "interrupt" and settlement.failure is not None:
             self._interrupt(work, *settlement.failure)
         elif settlement.died is None and self.batch_acks is not None:
@@ -106,6 +108,14 @@ class Settler:
             with self._lock:
                 self.pending[work.raw] = pending
 
+    def _bury(self, work: UnitOfWork, record: str) -> None:
+        """File an unparseable wrapper in dead and drop the raw, atomically (also when
+        Redis is full); remembered and filed later when Redis refuses."""
+        pending = Pending(work, "dead", time.time(), record)
+        if not self._file(pending, None):
+            with self._lock:
+                self.pending[work.raw] = pending
+
     def _file(self, pending: Pending, exc: BaseException | None) -> bool:
         """File a pending record through the fetcher; run its consequences once written."""
         assert pending.set_name is not None
@@ -121,7 +131,12 @@ class Settler:
         return True
 
     def _after_record(self, pending: Pending, exc: BaseException | None) -> None:
-        stored = decode(pending.record) if pending.record else {}
+        try:
+            stored = decode(pending.record) if pending.record else {}
+        except PayloadError:
+            return
+        if stored.get("class") == UNPARSEABLE_CLASS:  # no job: no locks, no death hooks
+            return
         if pending.set_name == "retry":
             delay = max(pending.score - time.time(), 0.0)
             extend_job_locks(self.app, stored, delay + self.app.settings.unique_lock_ttl)

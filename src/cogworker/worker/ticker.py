@@ -32,7 +32,7 @@ from cogworker.core.outage import OutageLog
 from cogworker.core.payload import new_jid
 from cogworker.core.periodic_types import ClaimOutcome, PeriodicEntry
 from cogworker.periodic.cron import previous_fire
-from cogworker.periodic.firing import PendingRollbacks, backoff_delay, enqueue_slot
+from cogworker.periodic.firing import PendingRollbacks, backoff_delay, enqueue_slot, slot_time
 from cogworker.periodic.registration import all_entries, replaces_schedule
 from cogworker.periodic.store import is_disabled, prime_last_slot, publish_schedule
 from cogworker.worker.contracts import ManagerControls
@@ -190,8 +190,9 @@ class Ticker:
             created = prime_last_slot(self.app, entry.pjid, slot)
             state.primed = True
             if created:
-                logger.info("cron %s (%s): first start with catch-up off; slot %d is the "
-                            "baseline and does not fire", entry.job_name, entry.pjid[:12], slot)
+                logger.info("cron %s (%s): first start with catch-up off; slot %s is the "
+                            "baseline and does not fire", entry.job_name, entry.pjid[:12],
+                            slot_time(slot))
                 state.handled_slot = slot
                 return
         jid = new_jid()
@@ -216,6 +217,6 @@ class Ticker:
             state.blocked_slot, state.blocked_since = slot, now
         if now - state.blocked_since < self._blocked_grace:
             return False
-        logger.info("cron %s (%s): slot %d skipped: the previous until_executed run still "
-                    "holds the running lock", entry.job_name, entry.pjid[:12], slot)
+        logger.info("cron %s (%s): slot %s skipped: the previous until_executed run still "
+                    "holds the running lock", entry.job_name, entry.pjid[:12], slot_time(slot))
         return True

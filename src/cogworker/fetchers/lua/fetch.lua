@@ -4,6 +4,11 @@
 -- A batch from one queue costs three commands (LRANGE, LPUSH, LTRIM) instead of one LMOVE
 -- per job; the in-progress list is written before the queue is trimmed, so an error in
 -- between duplicates, never loses.
+-- A full Redis (maxmemory reached, noeviction) still lets a fetch through: before its
+-- first LPUSH the script writes a no-op (LTRIM of the in-progress list to all of itself).
+-- Redis refuses a memory-growing command in a script only while the script has written
+-- nothing, so the move goes ahead; it frees as much queue as it fills in progress, and
+-- running the queued jobs is what frees memory.
 --
 -- KEYS[1]      the paused-queues set
 -- KEYS[2]      the first queue list to try; more queue lists follow, in the order to try
@@ -22,6 +27,7 @@ local wanted = tonumber(ARGV[1])
 local open = {}
 local taken = {}
 local count = 0
+local marked = false  -- the no-op write done (see the header)
 
 for i = 2, #KEYS - 1 do
   if redis.call('SISMEMBER', paused, ARGV[i]) == 0 then
@@ -36,6 +42,10 @@ for i = 2, #KEYS - 1 do
           ordered[#ordered + 1] = items[j]
           taken[#taken + 1] = KEYS[i]
           taken[#taken + 1] = items[j]
+        end
+        if not marked then
+          redis.call('LTRIM', inprogress, 0, -1)
+          marked = true
         end
         redis.call('LPUSH', inprogress, unpack(ordered))
         redis.call('LTRIM', KEYS[i], 0, -(#items + 1))

@@ -2,6 +2,9 @@
 -- re-take its cron running lock (when given), RPUSH the raw verbatim onto the queue (the
 -- end the next fetch pops), announce it on the wake-up channel, THEN drop it from the
 -- in-progress list (write first, remove second).
+-- A full Redis (maxmemory, noeviction) lets the move through: the no-op LTRIM of the
+-- in-progress list comes first, and Redis refuses a memory-growing command in a script
+-- only while the script has written nothing (see fetch.lua).
 --
 -- KEYS[1]  this process's in-progress list
 -- KEYS[2]  the target queue list
@@ -20,6 +23,7 @@
 if not redis.call('LPOS', KEYS[1], ARGV[1]) then
   return 0
 end
+redis.call('LTRIM', KEYS[1], 0, -1)
 
 if KEYS[3] then
   local owner = redis.call('GET', KEYS[3])

@@ -1,12 +1,16 @@
 -- Shutdown of a reliable-fetch process: settle its own in-progress list in one atomic step.
 -- The client read the list and planned every entry, head (most recently fetched) first:
---   "d" (finished; only its acknowledgement failed): drop it and its orphan counter;
+--   "d" (finished; only its acknowledgement failed): drop it, and its orphan counter if it
+--       was still held;
 --   "r" (unfinished): if still held, re-take its cron running lock (when it has one),
 --       RPUSH it onto its queue (the end the next fetch pops), announce it on the wake-up
 --       channel, THEN drop it from the list. Walking head first means the earliest fetched
 --       job ends up nearest the pop end, so it runs first again.
 -- Entries to keep ("k") are not passed and stay on the list. A shutdown requeue is not an
 -- orphaning: orphan counters are left as they are.
+-- A full Redis (maxmemory, noeviction) lets the move through: the no-op LTRIM of the
+-- in-progress list comes first, and Redis refuses a memory-growing command in a script
+-- only while the script has written nothing (see fetch.lua).
 --
 -- KEYS[1]  this process's in-progress list
 -- KEYS[2]  the first key an entry refers to (queue list, running lock or orphan counter);
@@ -27,6 +31,7 @@ local ttl = ARGV[1]
 local channel = ARGV[2]
 local requeued = 0
 local failed = 0
+redis.call('LTRIM', list, 0, -1)
 
 local function retake(lock_key, jid)
   local owner = redis.call('GET', lock_key)
@@ -43,8 +48,9 @@ for i = 3, #ARGV, 6 do
   local a = tonumber(ARGV[i + 2])
   local b = tonumber(ARGV[i + 3])
   if action == 'd' then
-    redis.call('LREM', list, 1, raw)
-    redis.call('DEL', KEYS[a])
+    if redis.call('LREM', list, 1, raw) > 0 then
+      redis.call('DEL', KEYS[a])
+    end
   elseif action == 'r' and redis.call('LPOS', list, raw) then
     if b > 0 then
       pcall(retake, KEYS[b], ARGV[i + 4])
