@@ -239,13 +239,14 @@ class JobCallError(JobArgumentError):
     keyword (raised at enqueue, where Python would raise ``TypeError`` at a call).
 
     ``signature`` is the job's parameters (``"(user_id, greeting='hi')"``), ``arguments``
-    how the call showed them, ``problem`` what :meth:`inspect.Signature.bind` found.
+    the call's arguments as shown in the message (also in ``value``; ``position`` is
+    ``"call"``), ``problem`` what :meth:`inspect.Signature.bind` found.
     """
 
     def __init__(self, job: str, signature: str, arguments: str, problem: str):
         self.job = job
         self.position = "call"
-        self.value = arguments
+        self.value = self.arguments = arguments
         self.signature = signature
         self.problem = problem
         super(JobArgumentError, self).__init__(
