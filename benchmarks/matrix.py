@@ -196,7 +196,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                     delay_ms=options.delay_ms, delay_jobs=options.delay_n,
                     memory_jobs=options.memory_n, cold_starts=options.cold_starts)
     work_dir = Path(tempfile.mkdtemp(prefix="cogworker-matrix-"))
-    failed = True
+    progress(f"work folder (worker logs; kept if a run fails): {work_dir}")
+    failed = True  # until the report is out: an interrupted matrix keeps its logs too
     try:
         _direct(options, matrix, work_dir)
         if "delay" in options.chosen:
