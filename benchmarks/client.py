@@ -1,8 +1,9 @@
 """The client subprocess: enqueue jobs for one system and print how long it took (JSON).
 
-``python -m benchmarks.client MODULE each|bulk N`` enqueues jobs 0..N-1 one call each, or in
-bulk; ``python -m benchmarks.client MODULE paced N --interval S`` enqueues N latency probes S
-seconds apart. Only the enqueue loop is timed: imports and connecting are not.
+``python -m benchmarks.client MODULE each|bulk N [--job incr|noop]`` enqueues jobs 0..N-1
+one call each, or in bulk; ``python -m benchmarks.client MODULE paced N --interval S``
+enqueues N latency probes S seconds apart. Only the enqueue loop is timed: imports and
+connecting are not.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import importlib
 import json
 import time
 
-from benchmarks.systems import QueueClient
+from benchmarks.catalog import JOB_KINDS, QueueClient
 
 
 def _parse() -> argparse.Namespace:
@@ -21,12 +22,13 @@ def _parse() -> argparse.Namespace:
     parser.add_argument("action", choices=["each", "bulk", "paced"])
     parser.add_argument("count", type=int)
     parser.add_argument("--interval", type=float, default=0.02)
+    parser.add_argument("--job", choices=JOB_KINDS, default="noop")
     return parser.parse_args()
 
 
 def main() -> None:
     options = _parse()
-    client: QueueClient = importlib.import_module(options.module).make_client()
+    client: QueueClient = importlib.import_module(options.module).make_client(options.job)
     arguments = list(range(options.count))
     try:
         started = time.perf_counter()

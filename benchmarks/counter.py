@@ -4,6 +4,9 @@ A record is two little-endian doubles: the job's argument (an index, or the enqu
 for latency probes) and ``time.time()`` when the job ran. Appends with ``O_APPEND`` are
 atomic between threads and processes on a local file system, cost one system call, send
 nothing to Redis and are identical for every system, so counting does not favour anyone.
+The harness reads the file with :class:`benchmarks.counter_file.CounterFile`.
+
+Job modules import this one, so it imports only what every queue library imports anyway.
 """
 
 from __future__ import annotations
@@ -12,8 +15,6 @@ import os
 import struct
 import threading
 import time
-from dataclasses import dataclass
-from pathlib import Path
 
 COUNTER_ENV = "BENCH_COUNTER_FILE"
 RECORD = struct.Struct("<dd")
@@ -40,30 +41,3 @@ def _descriptor() -> int:
 def record(argument: float) -> None:
     """Called by every benchmark job: append ``(argument, now)``."""
     os.write(_descriptor(), RECORD.pack(float(argument), time.time()))
-
-
-@dataclass(frozen=True)
-class Record:
-    argument: float
-    ran_at: float
-
-
-class CounterFile:
-    """The harness side: how many records there are, and what they say."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-
-    def reset(self) -> None:
-        self.path.write_bytes(b"")
-
-    def count(self) -> int:
-        try:
-            return self.path.stat().st_size // RECORD.size
-        except FileNotFoundError:
-            return 0
-
-    def records(self) -> list[Record]:
-        data = self.path.read_bytes()
-        usable = len(data) - len(data) % RECORD.size
-        return [Record(a, t) for a, t in RECORD.iter_unpack(data[:usable])]

@@ -14,12 +14,13 @@ import sys
 import time
 from pathlib import Path
 from types import TracebackType
+from typing import Any, cast
 
 import psutil
 import redis
 
 from benchmarks.counter import COUNTER_ENV
-from benchmarks.systems import REDIS_URL_ENV
+from benchmarks.systems import REDIS_URL_ENV, ROUND_TRIP_KEY
 from cogworker.redis.server import RedisServer
 
 PROXY_START_TIMEOUT = 10.0
@@ -35,6 +36,7 @@ class BenchEnvironment:
         self.proxy: subprocess.Popen[str] | None = None
         self.proxy_port: int | None = None
         self._admin: redis.Redis | None = None
+        self._info_calls = 0  # INFO cpu calls of ours since the last reset_stats()
 
     def __enter__(self) -> BenchEnvironment:
         self.server.start()
@@ -85,17 +87,48 @@ class BenchEnvironment:
 
     def reset_stats(self) -> None:
         self.admin.config_resetstat()
+        self._info_calls = 0
 
     def command_calls(self) -> dict[str, int]:
         """Calls per command since the last reset, without the reset itself."""
-        stats = self.admin.info("commandstats")
+        stats = self._info("commandstats")
         calls = {name.removeprefix("cmdstat_"): int(entry["calls"])
                  for name, entry in stats.items()}
-        calls["config"] = calls.get("config", 0) - 1  # our CONFIG RESETSTAT
+        reset = "config|resetstat" if "config|resetstat" in calls else "config"  # Redis 7, 6
+        calls[reset] = calls.get(reset, 0) - 1  # our CONFIG RESETSTAT
+        calls["info"] = calls.get("info", 0) - self._info_calls
         return {name: count for name, count in calls.items() if count > 0}
 
+    def cpu_seconds(self) -> float:
+        """Redis's CPU time so far (``INFO cpu``: used_cpu_user + used_cpu_sys)."""
+        info = self._info("cpu")
+        self._info_calls += 1
+        return float(info["used_cpu_user"]) + float(info["used_cpu_sys"])
+
+    def round_trips(self) -> int:
+        """How many times the round-trip job has incremented its key since the last flush."""
+        value = cast("bytes | None", self.admin.get(ROUND_TRIP_KEY))
+        return int(value) if value is not None else 0
+
+    def incr_cpu_us(self, count: int = 2000) -> float:
+        """CPU µs one ``INCR`` costs a redis-py client here: the round-trip job's own work."""
+        client = redis.Redis.from_url(self.url)
+        try:
+            client.incr("bench-incr-cost")
+            started = time.process_time()
+            for _ in range(count):
+                client.incr("bench-incr-cost")
+            used = time.process_time() - started
+            client.delete("bench-incr-cost")
+        finally:
+            client.close()
+        return used / count * 1e6
+
     def redis_version(self) -> str:
-        return str(self.admin.info("server")["redis_version"])
+        return str(self._info("server")["redis_version"])
+
+    def _info(self, section: str) -> dict[str, Any]:
+        return cast("dict[str, Any]", self.admin.info(section))
 
     def round_trip_ms(self, pings: int = 200) -> float:
         """Median PING round trip as the systems see it (through the proxy if any)."""

@@ -7,7 +7,7 @@ import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from benchmarks.systems import System
+from benchmarks.catalog import System
 
 
 @dataclass(frozen=True)
@@ -18,23 +18,23 @@ class Metric:
     format: Callable[[float], str]
 
 
-def _rate(value: float) -> str:
+def rate_text(value: float) -> str:
     return f"{value / 1000:.1f}k" if value >= 10_000 else f"{value:,.0f}"
 
 
-def _fixed(digits: int) -> Callable[[float], str]:
+def fixed(digits: int) -> Callable[[float], str]:
     return lambda value: f"{value:.{digits}f}"
 
 
 METRICS: tuple[Metric, ...] = (
-    Metric("enqueue_each", "enqueue (jobs/s)", True, _rate),
-    Metric("enqueue_bulk", "bulk enqueue (jobs/s)", True, _rate),
-    Metric("process_total", "processing (jobs/s)", True, _rate),
-    Metric("process_steady", "processing, boot excluded (jobs/s)", True, _rate),
-    Metric("pickup_p50", "pickup p50 (ms)", False, _fixed(1)),
-    Metric("pickup_p99", "pickup p99 (ms)", False, _fixed(1)),
-    Metric("peak_rss", "worker peak RSS (MB)", False, _fixed(1)),
-    Metric("commands", "Redis commands/job", False, _fixed(2)),
+    Metric("enqueue_each", "enqueue (jobs/s)", True, rate_text),
+    Metric("enqueue_bulk", "bulk enqueue (jobs/s)", True, rate_text),
+    Metric("process_total", "processing (jobs/s)", True, rate_text),
+    Metric("process_steady", "processing, boot excluded (jobs/s)", True, rate_text),
+    Metric("pickup_p50", "pickup p50 (ms)", False, fixed(1)),
+    Metric("pickup_p99", "pickup p99 (ms)", False, fixed(1)),
+    Metric("peak_rss", "worker peak RSS (MB)", False, fixed(1)),
+    Metric("commands", "Redis commands/job", False, fixed(2)),
 )
 
 
@@ -77,17 +77,23 @@ def _cell(entry: SystemRuns, base: SystemRuns | None, metric: Metric) -> str:
         if metric.key == "enqueue_bulk" and not entry.system.bulk:
             return "n/a"
         return "failed" if entry.errors else "-"
+    base_median = base.median(metric.key) if base is not None and base is not entry else None
+    return format_values(values, metric.format, base_median)
+
+
+def format_values(values: Sequence[float], show: Callable[[float], str],
+                  base: float | None = None) -> str:
+    """``median [min-max]`` (one value: just it), then ``(xR)`` = median / ``base``."""
     median = statistics.median(values)
-    text = metric.format(median)
+    text = show(median)
     if len(values) > 1:
-        text += f" [{metric.format(min(values))}-{metric.format(max(values))}]"
-    base_median = base.median(metric.key) if base is not None else None
-    if base is not None and base is not entry and base_median:
-        text += f" (x{_ratio(median / base_median)})"
+        text += f" [{show(min(values))}-{show(max(values))}]"
+    if base:
+        text += f" (x{ratio_text(median / base)})"
     return text
 
 
-def _ratio(value: float) -> str:
+def ratio_text(value: float) -> str:
     if math.isnan(value):
         return "?"
     return f"{value:.2f}" if value < 10 else f"{value:.0f}"

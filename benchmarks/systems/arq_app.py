@@ -1,41 +1,65 @@
-"""arq: the no-op coroutine, the client (no bulk enqueue in arq) and the worker launcher.
+"""arq: the two coroutines, the client (no bulk enqueue in arq) and the worker launcher.
 
-``python -m benchmarks.systems.arq_app`` runs the worker like the ``arq`` command does, with
-the log level at WARNING (the command has no flag for that).
+``python -m benchmarks.systems.arq_app quiet|default`` runs the worker like the ``arq``
+command does: ``default`` installs arq's own logging set-up, as the command does without
+``--verbose``; ``quiet`` sets the log level to WARNING (the command has no flag for that).
+The round-trip job's client is made in ``on_startup`` and kept in the job context, which
+is how arq's documentation shares a connection between jobs.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import os
+import logging.config
+import sys
 import time
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from arq import create_pool
 from arq.connections import ArqRedis, RedisSettings
+from arq.logs import default_log_config
 from arq.worker import run_worker
+from redis.asyncio import Redis
 
 from benchmarks.counter import record
-from benchmarks.systems import REDIS_URL_ENV
+from benchmarks.systems import ROUND_TRIP_KEY, redis_url
 
-REDIS_SETTINGS = RedisSettings.from_dsn(os.environ.get(REDIS_URL_ENV) or "redis://127.0.0.1")
+REDIS_SETTINGS = RedisSettings.from_dsn(redis_url())
 
 
 async def noop(ctx: dict[str, Any], argument: float) -> None:
     record(argument)
 
 
+async def incr(ctx: dict[str, Any], argument: float) -> None:
+    await ctx["job_redis"].incr(ROUND_TRIP_KEY)
+    record(argument)
+
+
+async def startup(ctx: dict[str, Any]) -> None:
+    ctx["job_redis"] = Redis.from_url(redis_url())
+
+
+async def shutdown(ctx: dict[str, Any]) -> None:
+    await ctx["job_redis"].aclose()
+
+
 class WorkerSettings:
-    functions: ClassVar[list[Any]] = [noop]
+    functions: ClassVar[list[Any]] = [noop, incr]
+    on_startup = startup
+    on_shutdown = shutdown
     redis_settings = REDIS_SETTINGS
 
 
 class Client:
     """Drives arq from one event loop, so no loop is entered per job."""
 
-    def __init__(self) -> None:
+    def __init__(self, job: str) -> None:
+        if job not in ("noop", "incr"):
+            raise KeyError(job)
+        self.job = job
         self.loop = asyncio.new_event_loop()
         self.pool: ArqRedis = self.loop.run_until_complete(create_pool(REDIS_SETTINGS))
 
@@ -44,7 +68,7 @@ class Client:
 
     async def _push_each(self, arguments: Sequence[float]) -> None:
         for argument in arguments:
-            await self.pool.enqueue_job("noop", argument)
+            await self.pool.enqueue_job(self.job, argument)
 
     def push_bulk(self, arguments: Sequence[int]) -> None:
         raise NotImplementedError("arq has no bulk enqueue")
@@ -58,17 +82,27 @@ class Client:
             delay = start + index * interval - time.monotonic()
             if delay > 0:
                 await asyncio.sleep(delay)
-            await self.pool.enqueue_job("noop", time.time())
+            await self.pool.enqueue_job(self.job, time.time())
 
     def close(self) -> None:
         self.loop.run_until_complete(self.pool.aclose())
         self.loop.close()
 
 
-def make_client() -> Client:
-    return Client()
+def make_client(job: str) -> Client:
+    return Client(job)
+
+
+def _configure_logging(mode: str) -> None:
+    if mode == "default":
+        logging.config.dictConfig(default_log_config(verbose=False))
+    elif mode == "quiet":
+        logging.basicConfig(level=logging.WARNING)
+    else:
+        raise SystemExit(f"usage: python -m benchmarks.systems.arq_app quiet|default "
+                         f"(got {mode!r})")
 
 
 if __name__ == "__main__":
-    logging.basicConfig(level=logging.WARNING)
+    _configure_logging(sys.argv[1] if len(sys.argv) > 1 else "quiet")
     run_worker(WorkerSettings)  # type: ignore[arg-type]

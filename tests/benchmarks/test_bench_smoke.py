@@ -68,3 +68,83 @@ def test_round_trip_prints_each_loop_both_ways(redis_server_binary: str) -> None
         ["perform_async", "push_busy_wait = 5e-05 (default)"],
     ]
     assert all(float(cell) > 0 for row in rows[1:] for cell in row[2:])
+
+
+MATRIX_PROCESSING_TABLES = (
+    "#### Round-trip job (one INCR), logging as shipped",
+    "#### Round-trip job (one INCR), quiet logging (WARNING)",
+    "#### No-op job, logging as shipped",
+    "#### No-op job, quiet logging (WARNING)",
+)
+MATRIX_COLUMNS = (
+    "system", "setup", "processing, boot excluded (jobs/s)", "worker CPU (µs/job)",
+    "Redis CPU (µs/job)", "Redis commands/job", "log lines/job", "peak RSS (MiB)",
+)
+
+
+def _table_after(output: str, heading: str) -> list[list[str]]:
+    """The rows of the first Markdown table after ``heading``."""
+    rest = output.split(heading, 1)[1].lstrip("\n").splitlines()
+    table = []
+    for line in rest:
+        if line.startswith("|"):
+            table.append(line)
+        elif table:
+            break
+    return [[cell.strip() for cell in line.strip("|").split("|")] for line in table
+            if not line.startswith("|---")]
+
+
+def _run_matrix(*options: str, timeout: float = 170) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "benchmarks", "matrix", *options], cwd=ROOT,
+                          capture_output=True, text=True, timeout=timeout, check=False)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(180)
+def test_matrix_runs_every_section_for_one_system(redis_server_binary: str,
+                                                  tmp_path: Path) -> None:
+    raw = tmp_path / "matrix.json"
+    done = _run_matrix("--systems", "cogworker-reliable", "--n", "200", "--runs", "1",
+                       "--delay-n", "50", "--memory-n", "500", "--cold-starts", "1",
+                       "--timeout", "60", "--json", str(raw))
+    assert done.returncode == 0, done.stdout + done.stderr
+
+    for heading in MATRIX_PROCESSING_TABLES:
+        header, *rows = _table_after(done.stdout, heading)
+        assert tuple(header) == MATRIX_COLUMNS
+        assert [row[0] for row in rows] == ["cogworker-reliable"]
+        assert "failed" not in rows[0] and "-" not in rows[0], rows
+    lines_shipped = _table_after(done.stdout, MATRIX_PROCESSING_TABLES[0])[1][6]
+    assert float(lines_shipped) > 0, "logging as shipped wrote no per-job lines"
+    scaling = _table_after(done.stdout, "### Scaling")
+    assert [row[:2] for row in scaling[1:]] == [
+        ["default", "1"], ["default", "2"], ["quiet", "1"], ["quiet", "2"]]
+    assert scaling[2][3].startswith("x"), scaling  # the 2-process ratio
+    memory = _table_after(done.stdout, "### Memory")
+    assert memory[0][1:] == [f"{count:,}" for count in range(50, 501, 50)]
+    assert len(memory[1]) == 11 and memory[1][0] == "RSS (MiB)"
+    cold = _table_after(done.stdout, "### Cold start")
+    assert [row[0] for row in cold[1:]] == ["cogworker"]
+    delay = _table_after(done.stdout, "### Behind 1 ms each way")
+    assert [row[0] for row in delay[1:]] == ["cogworker-reliable"]
+    assert "### Targets of issue 23" in done.stdout
+
+    figures = json.loads(raw.read_text())
+    sections = sorted(cell["section"] for cell in figures["cells"])
+    assert sections == ["delay", "memory"] + ["processing"] * 4 + ["scaling"] * 4
+    assert all(not cell["errors"] for cell in figures["cells"])
+    assert set(figures["cold_start_seconds"]) == {"cogworker"}
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    (("--sections", "processing,bogus"), "--sections: unknown bogus"),
+    (("--systems", "sidekiq"), "--systems: unknown sidekiq"),
+    (("--delay-ms", "0"), "--delay-ms must be above 0 for the delay section"),
+    (("--memory-n", "5"), "--memory-n at least 10"),
+])
+def test_matrix_rejects_bad_options_with_usage_error(options: tuple[str, ...],
+                                                     message: str) -> None:
+    done = _run_matrix(*options, timeout=60)
+    assert done.returncode == 2
+    assert message in done.stderr
