@@ -73,7 +73,8 @@ def status_command(project_dir: Path) -> None:
     if state is None:
         click.echo(f"not running (data folder: {project_redis_dir(project_dir)})")
         click.get_current_context().exit(1)
-    click.echo(f"running: pid {state.pid} at {redact_url(state.url)} (data folder: {state.data_dir})")
+    click.echo(f"running: pid {state.pid} at {redact_url(state.url)} "
+               f"(data folder: {state.data_dir})")
 
 
 @redis_group.command("url")
