@@ -10,6 +10,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from cogworker.core.client import Client, Dispatcher
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 J = TypeVar("J", bound=type[Job])
+_NO_OPTIONS: Mapping[str, Any] = MappingProxyType({})
 DeathHandler = Callable[..., Any]
 
 
@@ -130,6 +132,17 @@ class App:
             cluster = settings.cluster or is_cluster_url(settings.redis_url)
             cached = self._keys = (settings, KeySchema(settings.namespace, cluster=cluster))
         return cached[1]
+
+    def options(self, plugin_name: str) -> Mapping[str, Any]:
+        """Plugin ``plugin_name``'s options: ``plugin_options.<name>`` of the settings, {}
+        when none are set (see :class:`cogworker.core.plugin_host.PluginHost`)."""
+        return self.settings.plugin_options.get(plugin_name, _NO_OPTIONS)
+
+    def logger(self, plugin_name: str) -> logging.Logger:
+        """The logger of plugin ``plugin_name`` (``cogworker.plugin.<name>``)."""
+        from cogworker.core.plugin_host import plugin_logger
+
+        return plugin_logger(plugin_name)
 
     @property
     def testing(self) -> Testing:

@@ -6,7 +6,7 @@ import json
 
 import redis
 
-from cogworker.core.broker import Fetcher, UnitOfWork
+from cogworker.core.broker import LegacyFetcher, UnitOfWork
 from cogworker.fetchers.reliable import ReliableFetcher
 from cogworker.redis.keys import KeySchema
 from cogworker.redis.requeue import text
@@ -22,7 +22,7 @@ def jid(raw: str) -> str:
 
 
 def test_it_implements_the_fetcher_protocol(reliable: ReliableFetcher) -> None:
-    assert isinstance(reliable, Fetcher)
+    assert isinstance(reliable, LegacyFetcher)
     assert reliable.reliable is True
     assert reliable.mode == "reliable"
 

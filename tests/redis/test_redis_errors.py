@@ -6,8 +6,9 @@ import time
 
 import pytest
 import redis
+import redis.exceptions as rex
 
-from cogworker.core.errors import BrokerError, BrokerUnavailableError
+from cogworker.core.errors import BrokerError, BrokerFullError, BrokerUnavailableError
 from cogworker.redis.broker import RedisBroker
 from cogworker.redis.connection import make_client
 from cogworker.redis.keys import KeySchema
@@ -67,3 +68,19 @@ def test_a_wrong_type_key_is_a_broker_error_with_its_cause(
     assert isinstance(caught.value.__cause__, redis.ResponseError)
     assert "WRONGTYPE" in str(caught.value)
     broker.close()
+
+
+def test_a_full_server_is_a_full_broker_not_an_unavailable_one(
+    redis_server_factory: RedisServerFactory, keys: KeySchema
+) -> None:
+    server = redis_server_factory(appendonly=False)
+    client = redis.Redis.from_url(server.url)
+    client.config_set("maxmemory-policy", "noeviction")
+    client.config_set("maxmemory", 1)  # below what Redis uses: every growing write refused
+    broker = RedisBroker(make_client(server.url, max_connections=1), keys)
+    with pytest.raises(BrokerFullError) as caught:
+        broker.file_job("retry", time.time(), JOB)
+    assert isinstance(caught.value.__cause__, rex.OutOfMemoryError)
+    assert broker.ping() is True  # full is not unreachable
+    broker.close()
+    client.close()

@@ -19,14 +19,17 @@ from typing import TYPE_CHECKING, cast
 
 import pluggy
 
+from cogworker.core.broker import scheme_owners
 from cogworker.core.errors import PluginError
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from starlette.requests import Request
     from starlette.responses import Response
 
     from cogworker.app import App
-    from cogworker.core.broker import Broker, Fetcher
+    from cogworker.core.broker import Broker, BrokerSchemes, LegacyBroker, LegacyFetcher, LockClaim
     from cogworker.core.hookspecs import WorkerHandle
     from cogworker.core.job_options import JobOption
     from cogworker.core.middleware import ClientMiddleware, ServerMiddleware
@@ -119,9 +122,32 @@ class Hooks:
                 declared.append((impl.plugin_name, list(result)))
         return declared
 
+    # -- broker ------------------------------------------------------------------------
+
+    def broker_schemes(self) -> dict[str, str]:
+        """``cogworker_broker_schemes`` of every active plugin: URL scheme → the plugin that
+        owns it (``""`` for the one answering without a URL). Propagates; raises
+        :class:`~cogworker.core.errors.PluginConflictError` when two plugins claim one."""
+        caller: pluggy.HookCaller = self._pm.hook.cogworker_broker_schemes
+        declared: list[tuple[str, BrokerSchemes]] = []
+        for impl in reversed(caller.get_hookimpls()):
+            result = cast("BrokerSchemes | None", impl.function())
+            if result is not None:
+                declared.append((impl.plugin_name, result))
+        return scheme_owners(declared)
+
+    def make_broker(self, settings: Settings, project_dir: Path,
+                    may_start_server: bool) -> Broker | None:
+        """``cogworker_make_broker``: the first plugin's broker, or None when no active
+        plugin owns the URL's scheme (the caller turns that into the error naming them).
+        Propagates."""
+        broker = self._pm.hook.cogworker_make_broker(
+            settings=settings, project_dir=project_dir, may_start_server=may_start_server)
+        return cast("Broker | None", broker)
+
     # -- fetch strategy ----------------------------------------------------------------
 
-    def make_fetcher(self, app: App, broker: Broker) -> Fetcher:
+    def make_fetcher(self, app: App, broker: LegacyBroker) -> LegacyFetcher:
         """``cogworker_make_fetcher``; raises :class:`PluginError` when none is active."""
         fetcher = self._pm.hook.cogworker_make_fetcher(app=app, broker=broker)
         if fetcher is None:
@@ -129,7 +155,13 @@ class Hooks:
                 "no fetch strategy is active: no active plugin implements "
                 "cogworker_make_fetcher; activate one with --plugin basic or --plugin reliable"
             )
-        return cast("Fetcher", fetcher)
+        return cast("LegacyFetcher", fetcher)
+
+    def requeue_lock(self, app: App, job: Payload) -> LockClaim | None:
+        """``cogworker_requeue_lock``: the lock to re-take with a requeue of ``job``, or
+        None. Propagates (the fetch strategy logs it and requeues without a lock)."""
+        result = self._first_result("cogworker_requeue_lock", app=app, job=job)
+        return cast("LockClaim | None", result)
 
     # -- middleware --------------------------------------------------------------------
 

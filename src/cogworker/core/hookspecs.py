@@ -20,13 +20,14 @@ from cogworker.core.markers import hookspec
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
+    from pathlib import Path
 
     import pluggy
     from starlette.requests import Request
     from starlette.responses import Response
 
     from cogworker.app import App
-    from cogworker.core.broker import Broker, Fetcher
+    from cogworker.core.broker import Broker, BrokerSchemes, Fetcher, LockClaim
     from cogworker.core.job_options import JobOption
     from cogworker.core.middleware import ClientMiddleware, ServerMiddleware
     from cogworker.core.payload import Payload
@@ -123,6 +124,77 @@ def cogworker_job_options() -> Sequence[JobOption | str] | None:
 
 
 # --------------------------------------------------------------------------------------
+# Broker (chosen by URL scheme)
+# --------------------------------------------------------------------------------------
+
+
+@hookspec
+def cogworker_broker_schemes() -> BrokerSchemes | None:
+    """Declare the broker URL schemes this plugin builds brokers for.
+
+    Called when the broker is chosen, and by ``cogworker plugins`` and error messages,
+    which name every active broker plugin with its schemes.
+
+    Returns a :class:`cogworker.core.broker.BrokerSchemes`: the schemes without ``://``
+    (``("redis", "rediss", "unix")``) and whether the plugin also answers when no URL is
+    set (``without_url=True``: the built-in ``redis``, which then runs a private
+    redis-server); or None for a plugin that builds no broker.
+
+    Failure policy: propagates. A scheme (or "no URL") claimed by two active plugins is an
+    error naming both.
+
+    Implemented by builtin: none yet (``App`` builds its Redis broker itself until the
+    built-in ``redis`` plugin declares ``redis``, ``rediss``, ``unix``, the ``+sentinel``
+    and ``+cluster`` schemes and "no URL").
+
+    Example::
+
+        from cogworker.core.broker import BrokerSchemes
+
+        @cogworker.hookimpl
+        def cogworker_broker_schemes():
+            return BrokerSchemes(("acme", "acmes"))
+    """
+
+
+@hookspec(firstresult=True)
+def cogworker_make_broker(settings: Settings, project_dir: Path,
+                          may_start_server: bool) -> Broker | None:
+    """Build the broker for the configured URL, if this plugin owns its scheme.
+
+    Asked when an app's broker is first needed (not before: building one never needs a
+    connection, but a command that never touches the store never asks).
+
+    :param settings: the final settings; the URL is ``settings.redis_url`` (None: unset).
+    :param project_dir: the project folder; a broker that runs a local server keeps its
+        data under it.
+    :param may_start_server: False for commands that only look (``cogworker stats``): the
+        broker must not start a local server then, only use one that already runs.
+
+    Stops at the first non-None result. Each broker plugin answers for the schemes it
+    declares (:func:`cogworker_broker_schemes`; see
+    :func:`cogworker.core.broker.url_scheme`) and returns None otherwise. A URL no active
+    plugin answers for is a ``ConfigurationError`` naming the active broker plugins and
+    their schemes.
+
+    Failure policy: propagates (a broker that cannot be built stops the command).
+
+    Implemented by builtin: none yet (``App`` builds its Redis broker itself until the
+    built-in ``redis`` plugin answers this hook).
+
+    Example::
+
+        from cogworker.core.broker import url_scheme
+
+        @cogworker.hookimpl
+        def cogworker_make_broker(settings):
+            if url_scheme(settings.redis_url) not in ("acme", "acmes"):
+                return None
+            return AcmeBroker(settings.redis_url, namespace=settings.namespace)
+    """
+
+
+# --------------------------------------------------------------------------------------
 # Fetch strategy (an exclusive slot)
 # --------------------------------------------------------------------------------------
 
@@ -151,6 +223,39 @@ def cogworker_make_fetcher(app: App, broker: Broker) -> Fetcher | None:
         @cogworker.hookimpl
         def cogworker_make_fetcher(app, broker):
             return MyFetcher(broker)
+    """
+
+
+@hookspec(firstresult=True)
+def cogworker_requeue_lock(app: App, job: Payload) -> LockClaim | None:
+    """Name the lock to re-take when ``job`` goes back on its queue.
+
+    Asked by the fetch strategy for each job a requeue puts back (a job handed back, a
+    shutdown, an orphan recovery); the broker re-takes the lock in the same atomic step as
+    the requeue (missing: set to its owner; the owner's: TTL refreshed; anyone else's: left
+    alone), so a requeued job keeps what its plugin guards with that lock.
+
+    :param app: the application.
+    :param job: the payload about to be requeued.
+
+    Stops at the first non-None result: a :class:`cogworker.core.broker.LockClaim` (lock
+    name, owner, TTL), or None for no lock. One lock per job.
+
+    Failure policy: propagates to the fetch strategy, which logs it and requeues the job
+    without a lock (a requeue is never refused).
+
+    Implemented by builtin: none yet (the Redis broker re-takes an ``until_executed`` cron
+    run's running lock itself until ``periodic-locks`` answers this hook).
+
+    Example::
+
+        from cogworker.core.broker import LockClaim
+
+        @cogworker.hookimpl
+        def cogworker_requeue_lock(app, job):
+            if not job.get("acme_exclusive"):
+                return None
+            return LockClaim(f"acme:{job['acme_exclusive']}", job["jid"], ttl=3600)
     """
 
 

@@ -10,9 +10,9 @@ from cogworker.testing.memory import MemoryBroker, MemoryFetcher
 
 if TYPE_CHECKING:
     from cogworker.app import App
-    from cogworker.core.broker import Broker, Fetcher
+    from cogworker.core.broker import LegacyBroker, LegacyFetcher
 
 
 @hookimpl
-def cogworker_make_fetcher(app: App, broker: Broker) -> Fetcher | None:
+def cogworker_make_fetcher(app: App, broker: LegacyBroker) -> LegacyFetcher | None:
     return MemoryFetcher(broker) if isinstance(broker, MemoryBroker) else None

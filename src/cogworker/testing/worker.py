@@ -19,7 +19,7 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Final, Literal
 
-from cogworker.core.broker import Fetcher, SortedSetName, UnitOfWork
+from cogworker.core.broker import LegacyFetcher, SortedSetName, UnitOfWork
 from cogworker.core.errors import TestingError
 from cogworker.core.outage import OutageLog
 from cogworker.worker.manager import Manager
@@ -36,7 +36,7 @@ GRADUATED: Final[tuple[Literal["schedule", "retry"], ...]] = ("schedule", "retry
 class CountingFetcher:
     """The app's fetcher, counting jobs handed out and not yet settled."""
 
-    def __init__(self, inner: Fetcher) -> None:
+    def __init__(self, inner: LegacyFetcher) -> None:
         self.inner = inner
         self.name = inner.name
         self.reliable = inner.reliable

@@ -41,7 +41,7 @@ from cogworker.worker.ticker import Ticker
 
 if TYPE_CHECKING:
     from cogworker.app import App
-    from cogworker.core.broker import Fetcher
+    from cogworker.core.broker import LegacyFetcher
     from cogworker.core.hooks import Hooks
     from cogworker.core.periodic_types import PeriodicEntry
     from cogworker.core.settings import Settings
@@ -65,7 +65,7 @@ class Launcher:
         self.tokens: signals.TokenQueue = tokens if tokens is not None else queue.SimpleQueue()
         self._installs_handlers = tokens is None  # given tokens come with handlers in place
         self.outages = OutageLog()
-        self.fetcher: Fetcher | None = None
+        self.fetcher: LegacyFetcher | None = None
         self.manager: Manager | None = None
         self.heartbeat: Heartbeat | None = None
         self.poller: Poller | None = None

@@ -20,7 +20,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
-from cogworker.core.broker import Fetcher, UnitOfWork
+from cogworker.core.broker import LegacyFetcher, UnitOfWork
 from cogworker.core.errors import BrokerUnavailableError, JobFailedError, JobOrphanedError
 from cogworker.core.outage import OutageLog
 from cogworker.core.payload import Payload, decode, dumps
@@ -47,7 +47,7 @@ two consecutive ones see it, and the third covers a fetch Redis ran a little lat
 
 
 class Manager:
-    def __init__(self, app: App, fetcher: Fetcher, outages: OutageLog) -> None:
+    def __init__(self, app: App, fetcher: LegacyFetcher, outages: OutageLog) -> None:
         self.app = app
         self.fetcher = fetcher
         self.outages = outages

@@ -18,7 +18,7 @@ import threading
 from collections.abc import Callable
 from typing import Final
 
-from cogworker.core.broker import Broker
+from cogworker.core.broker import LegacyBroker
 from cogworker.core.outage import OutageLog
 from cogworker.worker.contracts import ManagerControls
 from cogworker.worker.threads import stop_thread
@@ -35,7 +35,7 @@ class RemoteControl:
 
     def __init__(
         self,
-        broker: Broker,
+        broker: LegacyBroker,
         identity: str,
         manager: ManagerControls,
         on_stop: Callable[[], None],

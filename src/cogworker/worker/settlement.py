@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from cogworker.core.broker import Fetcher, UnitOfWork
+from cogworker.core.broker import LegacyFetcher, UnitOfWork
 from cogworker.core.errors import JobFailedError, PayloadError
 from cogworker.core.payload import UNPARSEABLE_CLASS, Payload, decode, encode
 from cogworker.worker.death import extend_job_locks, notify_death, release_job_locks
@@ -40,7 +40,7 @@ class Pending:
 
 
 class Settler:
-    def __init__(self, app: App, fetcher: Fetcher) -> None:
+    def __init__(self, app: App, fetcher: LegacyFetcher) -> None:
         self.app = app
         self.fetcher = fetcher
         self.pending: dict[str, Pending] = {}

@@ -9,14 +9,14 @@ from __future__ import annotations
 import threading
 import time
 
-from cogworker.core.broker import Broker
+from cogworker.core.broker import LegacyBroker
 from cogworker.core.outage import OutageLog
 
 FLUSH_INTERVAL = 1.0
 
 
 class StatsBuffer:
-    def __init__(self, broker: Broker, outages: OutageLog,
+    def __init__(self, broker: LegacyBroker, outages: OutageLog,
                  interval: float = FLUSH_INTERVAL) -> None:
         self._broker = broker
         self._outages = outages

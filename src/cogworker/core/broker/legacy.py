@@ -1,55 +1,26 @@
-"""The broker contracts the engine relies on. No Redis here: see ``cogworker.redis``.
+"""The flat contract the current implementations satisfy, while they move onto the facets.
 
-Each method's docstring states what is atomic and what is promised about delivery. The
-Redis implementation is :class:`cogworker.redis.broker.RedisBroker`; an in-memory one for
-engine unit tests is :class:`cogworker.testing.memory.MemoryBroker` (it never stands in for
-Lua semantics).
-
-Vocabulary: *raw* is the exact stored JSON string of a job. Removal always matches the raw
-that was read, so a raw string is never re-serialized to find it again.
+``RedisBroker``, the built-in fetchers and the memory broker were written against these
+Protocols: one flat ``LegacyBroker``, a ``LegacyFetcher`` without the recovery methods, and
+``LockBackend`` on full key names. The engine is typed against them until it is moved onto
+:class:`~cogworker.core.broker.composite.Broker` and
+:class:`~cogworker.core.broker.fetcher.Fetcher`; new code never uses them, and this module
+goes when nothing does.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
 from typing import Literal, Protocol, runtime_checkable
 
-SortedSetName = Literal["schedule", "retry", "dead"]
-
-
-@dataclass(frozen=True, slots=True)
-class UnitOfWork:
-    """One fetched job: the queue name it came from and its exact raw payload."""
-
-    queue: str
-    raw: str
-
-
-@dataclass(slots=True)
-class GraduationReport:
-    """What one pass over the schedule or retry set did."""
-
-    moved: int = 0
-    buried: int = 0
-    deferred: int = 0
-
-
-@dataclass(slots=True)
-class RecoveryReport:
-    """What one orphan-recovery pass did (see ``Broker.recover_orphans``)."""
-
-    moved: int = 0
-    failed: int = 0
-    buried: list[str] = field(default_factory=list)  # raw payloads filed straight into dead
-    unlisted_queues: list[str] = field(default_factory=list)
-    registry_read: bool = False
-    connection_lost: bool = False
+from cogworker.core.broker.records import SortedSetName, UnitOfWork
+from cogworker.core.broker.sets import GraduationReport
+from cogworker.core.broker.subscription import Subscription
 
 
 @runtime_checkable
-class Fetcher(Protocol):
+class LegacyFetcher(Protocol):
     """Takes jobs off queues for one worker process. Made by the fetch-strategy hook.
 
     A fetcher is shared by every processor thread of the process and must be thread-safe.
@@ -101,17 +72,7 @@ class Fetcher(Protocol):
         ...
 
 
-class SignalSubscription(Protocol):
-    """A live subscription to one process's remote-control channel."""
-
-    def get(self, timeout: float) -> str | None:
-        """The next message, or None after ``timeout`` seconds."""
-        ...
-
-    def close(self) -> None: ...
-
-
-class Broker(Protocol):
+class LegacyBroker(Protocol):
     """Everything the engine asks of the message store.
 
     Every method raises :class:`cogworker.core.errors.BrokerUnavailableError` when the store
@@ -177,7 +138,7 @@ class Broker(Protocol):
         """Clean shutdown: remove presence, workers hash and registry entries."""
         ...
 
-    def subscribe_signals(self, identity: str) -> AbstractContextManager[SignalSubscription]:
+    def subscribe_signals(self, identity: str) -> AbstractContextManager[Subscription]:
         """Subscribe to this process's remote-control channel."""
         ...
 
@@ -204,7 +165,3 @@ class LockBackend(Protocol):
         ...
 
     def owner(self, key: str) -> str | None: ...
-
-
-WakeupCallback = Callable[[], None]
-JobIterator = Iterator[UnitOfWork]
