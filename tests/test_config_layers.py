@@ -207,6 +207,11 @@ def test_queue_format_parse_round_trip(queues: list[str]) -> None:
     assert Settings(queues=parse_queues(text)).queues == tuple(queues)
 
 
+@pytest.mark.parametrize("queues", [["0E0"], ["1.5", "a"], ["12", "12"], ["x:3"]])
+def test_names_that_read_as_numbers_round_trip(queues: list[str]) -> None:
+    assert parse_queues(format_queues(queues)) == tuple(queues)
+
+
 @given(st.lists(st.tuples(_QUEUE_NAME, st.integers(1, MAX_QUEUE_WEIGHT)), min_size=1))
 def test_weights_expand_to_repetitions(specs: list[tuple[str, int]]) -> None:
     text = ",".join(f"{name}:{weight}" for name, weight in specs)

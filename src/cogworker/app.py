@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from cogworker.core.client import Client, Dispatcher
 from cogworker.core.config_sources import load_settings
-from cogworker.core.job import Job, JobFunction
+from cogworker.core.enqueuer import P
+from cogworker.core.job import Job, JobDecorator, JobFunction, R
 from cogworker.core.job_options import APP_OWNER, JobOption, OptionCatalog
 from cogworker.core.registry import JobRegistry
 from cogworker.core.settings import DEACTIVATE_PREFIX
@@ -295,14 +296,18 @@ class App:
             self._close_broker()
 
     # jobs ----------------------------------------------------------------------------------
+    # The options are checked when the job is declared, against the options the active
+    # plugins declare, so they are Any here. A Job subclass is callable too: the class
+    # overload comes first, and wins.
     @overload
-    def job(self, target: J, /) -> J: ...
+    def job(  # pyright: ignore[reportOverlappingOverload]
+        self, target: J, /, **options: Any) -> J: ...
 
     @overload
-    def job(self, target: Callable[..., Any], /) -> JobFunction: ...
+    def job(self, target: Callable[P, R], /, **options: Any) -> JobFunction[P, R]: ...
 
     @overload
-    def job(self, target: None = None, /, **options: Any) -> Callable[[Any], Any]: ...
+    def job(self, target: None = None, /, **options: Any) -> JobDecorator: ...
 
     def job(self, target: Any = None, /, *, name: str | None = None,
             retry_in: Callable[..., Any] | None = None,
@@ -316,6 +321,12 @@ class App:
         jobs, and the options the active plugins declare (the ``unique`` plugin:
         ``unique``, ``unique_for``, ``unique_args``) or :meth:`declare_job_options` adds.
         An undeclared option is a :class:`JobDefinitionError` naming the closest one.
+
+        The job keeps its signature for type checkers: a function becomes a
+        ``JobFunction[P, R]`` whose ``perform_async(...)`` takes the function's
+        arguments, and a class's ``perform_async(...)`` takes its ``perform``'s. A job
+        cannot have keyword-only parameters or ``**kwargs`` (its arguments are stored as
+        one positional list): that is a :class:`JobDefinitionError` here.
         """
 
         def register(obj: Any) -> Any:
@@ -359,7 +370,12 @@ class App:
 
     def push_bulk(self, job: Any, args_list: Iterable[Sequence[Any]],
                   **overrides: Any) -> list[str | None]:
-        """Push many jobs of one kind with one round trip per 1,000 jobs."""
+        """Push many jobs of one kind with one round trip per 1,000 jobs.
+
+        Each item of ``args_list`` is one job's positional arguments, checked against the
+        job's parameters like a ``perform_async`` call's: one that does not fit raises
+        :class:`~cogworker.core.errors.JobCallError` naming its index, before any is pushed.
+        """
         if isinstance(job, JobFunction):
             definition = job.definition
         elif isinstance(job, type) and issubclass(job, Job) and job._cogworker_definition:
@@ -368,5 +384,6 @@ class App:
             definition = self.registry.resolve(str(job))
         options = {**definition.options, **overrides}
         options.pop("at", None)
-        items = [{"class": definition.name, **options, "args": list(args)} for args in args_list]
+        items = [{"class": definition.name, **options, "args": args}
+                 for args in definition.call.positional_each(args_list)]
         return self._client.push_bulk(items)

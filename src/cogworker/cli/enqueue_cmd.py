@@ -7,7 +7,6 @@ a worker. Without an app nothing can be checked; a note on stderr says so.
 
 from __future__ import annotations
 
-import inspect
 import json
 import time
 from pathlib import Path
@@ -17,8 +16,8 @@ import click
 
 from cogworker.app import App
 from cogworker.cli.common import CogworkerUsageError, app_options, handle_errors, opened_app
-from cogworker.core.errors import JobArgumentError
-from cogworker.core.job import Job, JobDefinition
+from cogworker.core.errors import JobArgumentError, JobCallError
+from cogworker.core.job import JobDefinition
 from cogworker.core.payload import check_json_args
 
 
@@ -50,21 +49,12 @@ def _definition(app: App, job_name: str) -> JobDefinition:
 
 
 def check_signature(definition: JobDefinition, args: list[Any]) -> None:
-    """Raise a usage error when ``args`` do not fit the job's ``perform`` signature."""
-    target = definition.target
-    func = target.perform if isinstance(target, type) and issubclass(target, Job) else target
+    """Raise a usage error when ``args`` do not fit the job's parameters (the check every
+    ``perform_async`` makes, :class:`cogworker.core.job_signature.CallSignature`)."""
     try:
-        signature = inspect.signature(func)
-    except (TypeError, ValueError):
-        return  # a builtin or C callable without a signature: nothing to check
-    if isinstance(target, type):
-        signature = signature.replace(parameters=list(signature.parameters.values())[1:])
-    try:
-        signature.bind(*args)
-    except TypeError as exc:
-        raise CogworkerUsageError(
-            f"JSON_ARGS: job {definition.name!r} takes {signature}, and "
-            f"{json.dumps(args, ensure_ascii=False)[:200]} does not fit: {exc}") from exc
+        definition.call.positional(args, {}, shown=json.dumps(args, ensure_ascii=False))
+    except JobCallError as exc:
+        raise CogworkerUsageError(f"JSON_ARGS: {exc}") from exc
 
 
 @click.command("enqueue")

@@ -175,7 +175,7 @@ def format_queues(queues: Sequence[str]) -> str:
         while index + run < len(queues) and queues[index + run] == name and run < MAX_QUEUE_WEIGHT:
             run += 1
         needs_weight = (run > 1 or _INTEGER_TEXT.fullmatch(name.rpartition(":")[2]) is not None
-                        or _INTEGER_TEXT.fullmatch(name) is not None)
+                        or _NUMBER_TEXT.fullmatch(name) is not None)
         parts.append(f"{name}:{run}" if needs_weight else name)
         index += run
     return ",".join(parts)

@@ -5,7 +5,8 @@ The tree::
     CogworkerError                      root: catch this to catch everything of ours
     ├── ConfigurationError              a setting is invalid (names the field, value, accepted)
     ├── JobArgumentError                a job argument cannot be stored as JSON (at enqueue)
-    │   └── JobArgumentShapeError       ... nested too deep, or a string with a lone surrogate
+    │   ├── JobArgumentShapeError       ... nested too deep, or a string with a lone surrogate
+    │   └── JobCallError                the arguments do not fit the job's parameters
     ├── JobDefinitionError              a job is declared wrongly (bad option, duplicate name)
     ├── PeriodicEntryError              a cron entry is invalid (names the entry and the problem)
     ├── UnknownPeriodicEntryError       no cron entry (or several) match a pjid or prefix
@@ -238,3 +239,22 @@ class JobArgumentShapeError(JobArgumentError):
         # Not JobArgumentError.__init__: the repr of a deeply nested value can itself fail.
         super(JobArgumentError, self).__init__(
             f"argument {position} of job {job!r} {problem}: {hint}")
+
+
+class JobCallError(JobArgumentError):
+    """A job's arguments do not fit its parameters: one missing, one too many, an unknown
+    keyword (raised at enqueue, where Python would raise ``TypeError`` at a call).
+
+    ``signature`` is the job's parameters (``"(user_id, greeting='hi')"``), ``arguments``
+    the call's arguments as shown in the message (also in ``value``; ``position`` is
+    ``"call"``), ``problem`` what :meth:`inspect.Signature.bind` found.
+    """
+
+    def __init__(self, job: str, signature: str, arguments: str, problem: str):
+        self.job = job
+        self.position = "call"
+        self.value = self.arguments = arguments
+        self.signature = signature
+        self.problem = problem
+        super(JobArgumentError, self).__init__(
+            f"job {job!r} takes {signature}, and {arguments} does not fit: {problem}")

@@ -1,33 +1,42 @@
 """Declaring jobs: ``@app.job`` on a function or a :class:`Job` subclass, and the
 ``perform_async`` / ``perform_in`` / ``perform_at`` / ``set`` calls that enqueue them (now, or
-once a database transaction commits: ``perform_on_commit`` / ``on_commit``)."""
+once a database transaction commits: ``perform_on_commit`` / ``on_commit``).
+
+The enqueue calls are typed with the job's own parameters, so mypy and pyright check
+``send_welcome.perform_async(42)`` against ``def send_welcome(user_id: int)``: a function job
+is a ``JobFunction[P, R]`` (``P`` its parameters, ``R`` its return type), and a ``Job``
+subclass's class methods take the parameters of its ``perform`` (their ``cls`` is typed as
+"a class whose ``perform`` takes ``P``", which both checkers solve per subclass). At run
+time the arguments are bound to the job's parameters when the job is pushed (see
+:mod:`cogworker.core.job_signature`): keyword arguments are stored at their positions.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
 import inspect
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, overload
 
+from typing_extensions import TypeVar
+
+from cogworker.core.enqueuer import Enqueuer, P
 from cogworker.core.errors import JobDefinitionError
 from cogworker.core.job_options import check_reserved
-from cogworker.core.payload import (
-    DEFAULT_QUEUE,
-    Payload,
-    check_json_args,
-    complete,
-    resolve_at,
-)
+from cogworker.core.job_signature import CallSignature
+from cogworker.core.payload import DEFAULT_QUEUE, Payload, check_json_args
 
 if TYPE_CHECKING:
     from cogworker.app import App
 
 UNIQUE_MODES = ("until_executed", "until_executing", "while_executing")
 
+R = TypeVar("R", default=Any)
+"""A job function's return type."""
+JobClassT = TypeVar("JobClassT", bound="type[Job]")
+
 RetryIn = Callable[..., Any]
-DeferPush = Callable[[Callable[[], object]], None]
 RetriesExhausted = Callable[..., Any]
 
 
@@ -42,6 +51,11 @@ class JobDefinition:
     retries_exhausted: RetriesExhausted | None = None
     local_options: dict[str, Any] = field(default_factory=dict)
     """Options whose value is callable (``unique_args``): read by plugins, never stored."""
+    call: CallSignature = field(init=False)
+    """The job's parameters: checks each enqueue's arguments and lays them out."""
+
+    def __post_init__(self) -> None:
+        self.call = CallSignature.of(self.name, self.target)
 
     @property
     def unique_args(self) -> Callable[[list[Any]], list[Any]] | None:
@@ -93,99 +107,16 @@ def split_options(name: str, options: Mapping[str, Any]) -> tuple[dict[str, Any]
     return stored, local
 
 
-def to_epoch(when: float | int | dt.datetime | dt.timedelta, now: float | None = None) -> float:
-    """``perform_in``/``perform_at`` argument → absolute epoch seconds (``now``: the app clock)."""
-    now = time.time() if now is None else now
-    if isinstance(when, dt.timedelta):
-        return now + when.total_seconds()
-    if isinstance(when, dt.datetime):
-        if when.tzinfo is None:
-            when = when.astimezone()  # a naive datetime is local time, as datetime does
-        return when.timestamp()
-    if isinstance(when, bool) or not isinstance(when, (int, float)):
-        raise TypeError(
-            f"the delay must be seconds, a timedelta or a datetime, not {type(when).__name__}"
-        )
-    return resolve_at(float(when), now)
+class JobFunction(Generic[P, R]):
+    """What ``@app.job`` returns for a function: still callable, plus the enqueue calls.
 
-
-class Enqueuer:
-    """``perform_async`` and friends for one job, with optional one-call overrides.
-
-    With ``defer`` (see :meth:`on_commit`) each call builds and checks the payload at once
-    but hands the push to ``defer``, which runs it when the transaction commits.
+    ``P`` is the function's parameters and ``R`` its return type, so calling it and every
+    enqueue call (``perform_async``, ``perform_in``, ``perform_at``, ``perform_on_commit``,
+    and those of ``set(...)`` and ``on_commit(...)``) are type-checked against them. A bare
+    ``JobFunction`` annotation means ``JobFunction[..., Any]``: any job function.
     """
 
-    def __init__(self, app: App, definition: JobDefinition, overrides: Mapping[str, Any],
-                 defer: DeferPush | None = None):
-        self._app = app
-        self._definition = definition
-        self._overrides = dict(overrides)
-        self._defer = defer
-
-    def _submit(self, payload: Payload) -> str | None:
-        if self._defer is None:
-            return self._app.submit(payload)
-        submit = self._app.submit
-        self._defer(lambda: submit(payload))
-        return str(payload["jid"])
-
-    def _payload(self, args: tuple[Any, ...], now: float) -> Payload:
-        name = self._definition.name
-        payload: Payload = {"class": name, **self._definition.options, **self._overrides}
-        payload["args"] = check_json_args(name, args)
-        return complete(payload, now)
-
-    def perform_async(self, *args: Any) -> str | None:
-        """Enqueue now; returns the jid, or None when a unique duplicate was skipped."""
-        return self._submit(self._payload(args, self._app.clock()))
-
-    def perform_in(self, delay: float | dt.timedelta, *args: Any) -> str | None:
-        """Enqueue to run ``delay`` seconds (or a timedelta) from now."""
-        now = self._app.clock()
-        payload = self._payload(args, now)
-        payload["at"] = to_epoch(delay, now)
-        return self._submit(payload)
-
-    def perform_at(self, when: float | dt.datetime, *args: Any) -> str | None:
-        """Enqueue to run at a datetime or epoch seconds."""
-        now = self._app.clock()
-        payload = self._payload(args, now)
-        payload["at"] = to_epoch(when, now)
-        return self._submit(payload)
-
-    def set(self, **overrides: Any) -> Enqueuer:
-        """The same job with options changed for the next call only (queue=, retry=...)."""
-        self._app.registry.check_overrides(self._definition, overrides)
-        return Enqueuer(self._app, self._definition, {**self._overrides, **overrides},
-                        self._defer)
-
-    def on_commit(self, using: object = None) -> Enqueuer:
-        """The same job, pushed only once the current database transaction commits.
-
-        Its ``perform_async``/``perform_in``/``perform_at`` check the arguments and assign
-        the jid (returned) at once, and push after the outermost commit; after a rollback,
-        or of a savepoint they were called in, nothing is pushed; outside a transaction
-        they push at once. ``using`` names the transaction: a Django database alias, a
-        SQLAlchemy ``Session``; None is the integration's default. Needs an integration
-        (``cogworker.contrib.django`` or ``cogworker.contrib.sqlalchemy``); see
-        ``docs/how-to/django.md``. A delay counts from this call, not from the commit.
-        """
-        from cogworker.core.transactions import defer_to_commit
-
-        return Enqueuer(self._app, self._definition, self._overrides, defer_to_commit(using))
-
-    def perform_on_commit(self, *args: Any) -> str | None:
-        """``on_commit().perform_async(*args)``: enqueue once the default transaction commits
-        (or the one an earlier ``on_commit(using=...)`` named)."""
-        enqueuer = self if self._defer is not None else self.on_commit()
-        return enqueuer.perform_async(*args)
-
-
-class JobFunction:
-    """What ``@app.job`` returns for a function: still callable, plus the enqueue calls."""
-
-    def __init__(self, app: App, definition: JobDefinition, func: Callable[..., Any]):
+    def __init__(self, app: App, definition: JobDefinition, func: Callable[P, R]):
         self.app = app
         self.definition = definition
         self.func = func
@@ -197,31 +128,38 @@ class JobFunction:
     def name(self) -> str:
         return self.definition.name
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
+        """Run the function here and now, as if it were not a job."""
         return self.func(*args, **kwargs)
 
-    def _enqueuer(self) -> Enqueuer:
+    def _enqueuer(self) -> Enqueuer[P]:
         return Enqueuer(self.app, self.definition, {})
 
-    def perform_async(self, *args: Any) -> str | None:
-        return self._enqueuer().perform_async(*args)
+    def perform_async(self, *args: P.args, **kwargs: P.kwargs) -> str | None:
+        """Enqueue now (:meth:`Enqueuer.perform_async`)."""
+        return self._enqueuer().perform_async(*args, **kwargs)
 
-    def perform_in(self, delay: float | dt.timedelta, *args: Any) -> str | None:
-        return self._enqueuer().perform_in(delay, *args)
+    def perform_in(self, delay: float | dt.timedelta, /, *args: P.args,
+                   **kwargs: P.kwargs) -> str | None:
+        """Enqueue to run ``delay`` seconds (or a timedelta) from now."""
+        return self._enqueuer().perform_in(delay, *args, **kwargs)
 
-    def perform_at(self, when: float | dt.datetime, *args: Any) -> str | None:
-        return self._enqueuer().perform_at(when, *args)
+    def perform_at(self, when: float | dt.datetime, /, *args: P.args,
+                   **kwargs: P.kwargs) -> str | None:
+        """Enqueue to run at a datetime or epoch seconds."""
+        return self._enqueuer().perform_at(when, *args, **kwargs)
 
-    def set(self, **overrides: Any) -> Enqueuer:
+    def set(self, **overrides: Any) -> Enqueuer[P]:
+        """The same job with options changed for the next call only (:meth:`Enqueuer.set`)."""
         return self._enqueuer().set(**overrides)
 
-    def on_commit(self, using: object = None) -> Enqueuer:
+    def on_commit(self, using: object = None) -> Enqueuer[P]:
         """Enqueue calls that push once the transaction commits (:meth:`Enqueuer.on_commit`)."""
         return self._enqueuer().on_commit(using)
 
-    def perform_on_commit(self, *args: Any) -> str | None:
+    def perform_on_commit(self, *args: P.args, **kwargs: P.kwargs) -> str | None:
         """Enqueue once the default transaction commits (:meth:`Enqueuer.on_commit`)."""
-        return self._enqueuer().perform_on_commit(*args)
+        return self._enqueuer().perform_on_commit(*args, **kwargs)
 
     # fake mode (see app.testing) ---------------------------------------------------------
     @property
@@ -240,6 +178,22 @@ class JobFunction:
     def drain(self) -> int:
         """Fake mode: run this job's due recorded jobs until none is left; returns how many."""
         return self.app.testing.drain(self.name)
+
+
+class _PerformsWith(Protocol[P]):
+    """A registered ``Job`` subclass seen through its ``perform``: the ``cls`` type of the
+    class-level enqueue calls, so that a checker takes ``P`` from the subclass's own
+    ``perform`` at each call (``Report.perform_async(...)`` takes what
+    ``Report.perform`` takes)."""
+
+    def perform(self, *args: P.args, **kwargs: P.kwargs) -> Any: ...
+
+    @classmethod
+    def _registration(cls) -> tuple[App, JobDefinition]: ...
+
+
+def _class_enqueuer(job_class: type[_PerformsWith[P]]) -> Enqueuer[P]:
+    return Enqueuer(*job_class._registration(), {})
 
 
 class _RecordedJobs:
@@ -263,11 +217,18 @@ class Job:
             queue = "reports"
             retry = 5
 
-            def perform(self, account_id):
+            def perform(self, account_id: int, full: bool = False) -> None:
                 ...
 
             def retry_in(self, count, exc, job):  # optional: seconds, "kill" or "discard"
                 return 10 * (count + 1)
+
+        Report.perform_async(42, full=True)  # stored as "args": [42, true]
+
+    The class methods ``perform_async``, ``perform_in``, ``perform_at``,
+    ``perform_on_commit``, and those of ``set(...)`` and ``on_commit(...)``, take the
+    arguments of the subclass's ``perform`` (without ``self``), and mypy and pyright check
+    them against it.
     """
 
     queue: ClassVar[str] = DEFAULT_QUEUE
@@ -283,8 +244,10 @@ class Job:
 
     jobs = _RecordedJobs()
 
-    def perform(self, *args: Any) -> Any:
-        raise NotImplementedError(f"{type(self).__name__} must define perform(self, *args)")
+    def perform(self, *args: Any, **kwargs: Any) -> Any:
+        """The job's work; a subclass defines it with its own parameters (no keyword-only
+        ones, no ``**kwargs``: the arguments are stored as one positional list)."""
+        raise NotImplementedError(f"{type(self).__name__} must define perform(self, ...)")
 
     @classmethod
     def class_options(cls) -> dict[str, Any]:
@@ -306,34 +269,38 @@ class Job:
         return cls._cogworker_app, definition
 
     @classmethod
-    def _enqueuer(cls) -> Enqueuer:
-        return Enqueuer(*cls._registration(), {})
+    def perform_async(cls: type[_PerformsWith[P]], *args: P.args,
+                      **kwargs: P.kwargs) -> str | None:
+        """Enqueue now (:meth:`Enqueuer.perform_async`)."""
+        return _class_enqueuer(cls).perform_async(*args, **kwargs)
 
     @classmethod
-    def perform_async(cls, *args: Any) -> str | None:
-        return cls._enqueuer().perform_async(*args)
+    def perform_in(cls: type[_PerformsWith[P]], delay: float | dt.timedelta, /,
+                   *args: P.args, **kwargs: P.kwargs) -> str | None:
+        """Enqueue to run ``delay`` seconds (or a timedelta) from now."""
+        return _class_enqueuer(cls).perform_in(delay, *args, **kwargs)
 
     @classmethod
-    def perform_in(cls, delay: float | dt.timedelta, *args: Any) -> str | None:
-        return cls._enqueuer().perform_in(delay, *args)
+    def perform_at(cls: type[_PerformsWith[P]], when: float | dt.datetime, /,
+                   *args: P.args, **kwargs: P.kwargs) -> str | None:
+        """Enqueue to run at a datetime or epoch seconds."""
+        return _class_enqueuer(cls).perform_at(when, *args, **kwargs)
 
     @classmethod
-    def perform_at(cls, when: float | dt.datetime, *args: Any) -> str | None:
-        return cls._enqueuer().perform_at(when, *args)
+    def set(cls: type[_PerformsWith[P]], **overrides: Any) -> Enqueuer[P]:
+        """The same job with options changed for the next call only (:meth:`Enqueuer.set`)."""
+        return _class_enqueuer(cls).set(**overrides)
 
     @classmethod
-    def set(cls, **overrides: Any) -> Enqueuer:
-        return cls._enqueuer().set(**overrides)
-
-    @classmethod
-    def on_commit(cls, using: object = None) -> Enqueuer:
+    def on_commit(cls: type[_PerformsWith[P]], using: object = None) -> Enqueuer[P]:
         """Enqueue calls that push once the transaction commits (:meth:`Enqueuer.on_commit`)."""
-        return cls._enqueuer().on_commit(using)
+        return _class_enqueuer(cls).on_commit(using)
 
     @classmethod
-    def perform_on_commit(cls, *args: Any) -> str | None:
+    def perform_on_commit(cls: type[_PerformsWith[P]], *args: P.args,
+                          **kwargs: P.kwargs) -> str | None:
         """Enqueue once the default transaction commits (:meth:`Enqueuer.on_commit`)."""
-        return cls._enqueuer().perform_on_commit(*args)
+        return _class_enqueuer(cls).perform_on_commit(*args, **kwargs)
 
     # fake mode (see app.testing) ---------------------------------------------------------
     @classmethod
@@ -353,6 +320,19 @@ class Job:
         """Fake mode: run this job's due recorded jobs until none is left; returns how many."""
         app, definition = cls._registration()
         return app.testing.drain(definition.name)
+
+
+class JobDecorator(Protocol):
+    """What ``app.job(...)`` with options returns: applied to a ``Job`` subclass it
+    registers and returns the class, applied to a function a :class:`JobFunction` with
+    the function's parameters and return type."""
+
+    # A Job subclass is callable too: the class overload comes first, and wins.
+    @overload
+    def __call__(self, target: JobClassT, /) -> JobClassT: ...  # type: ignore[overload-overlap]
+
+    @overload
+    def __call__(self, target: Callable[P, R], /) -> JobFunction[P, R]: ...
 
 
 def default_name(target: Callable[..., Any] | type) -> str:

@@ -104,6 +104,10 @@ class JobRegistry:
         """
         job_name = name or default_name(target)
         if isinstance(target, type):
+            if retry_in is not None or retries_exhausted is not None:
+                raise JobDefinitionError(
+                    f"job class {target.__qualname__}: retry_in= and retries_exhausted= are "
+                    "for function jobs; define them as methods of the class")
             definition = self._class_definition(target, job_name, options)
         else:
             definition = self._function_definition(
