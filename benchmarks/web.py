@@ -27,12 +27,12 @@ from typing import Any
 import httpx
 import redis
 import uvicorn
+from cogworker.periodic.store import publish_schedule
 
 from cogworker.app import App
 from cogworker.core.backtrace import compress_backtrace
 from cogworker.core.payload import dumps, new_jid
 from cogworker.core.periodic_types import PeriodicEntry
-from cogworker.periodic.store import publish_schedule
 from cogworker.redis.server import RedisServer
 from cogworker.redis.server_process import free_port
 from cogworker.web import create_app

@@ -27,7 +27,7 @@ def memory_app(**settings: Any) -> tuple[cogworker.App, MemoryBroker]:
 
 def job_runner(app: cogworker.App) -> tuple[JobRunner, StatsBuffer, Settler, MemoryFetcher]:
     outages = OutageLog()
-    stats = StatsBuffer(app.broker, outages, interval=0)
+    stats = StatsBuffer(app.broker.stats, outages, interval=0)
     fetcher = app.hooks.make_fetcher(app, app.broker)
     assert isinstance(fetcher, MemoryFetcher)
     return JobRunner(app, outages, stats, AsyncRunner()), stats, Settler(app, fetcher), fetcher

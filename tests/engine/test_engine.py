@@ -248,11 +248,11 @@ def test_a_failed_retry_write_interrupts_instead_of_requeueing() -> None:
 
     boom.perform_async()
     runner, _, settler, fetcher = job_runner(app)
-    original = broker.file_job
-    broker.file_job = lambda *a: (_ for _ in ()).throw(OSError("down"))  # type: ignore[method-assign]
+    original = broker.sets.file
+    broker.sets.file = lambda *a: (_ for _ in ()).throw(OSError("down"))  # type: ignore[method-assign]
     work = fetch_one(broker)
     settlement = runner.run(work)
-    broker.file_job = original  # type: ignore[method-assign]
+    broker.sets.file = original  # type: ignore[method-assign]
     settler.settle(work, settlement)
     ((raw, score),) = broker.sets["retry"].items()
     job = json.loads(raw)

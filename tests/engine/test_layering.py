@@ -18,8 +18,6 @@ CONTRACT_MODULES = ("broker", "plugin_host.py")
 
 STILL_IMPORTING_APP = {
     "client.py": ["cogworker.app"],
-    "hooks.py": ["cogworker.app", "cogworker.web.extension"],
-    "hookspecs.py": ["cogworker.app", "cogworker.web.extension"],
     "job.py": ["cogworker.app"],
     "middleware.py": ["cogworker.app"],
 }

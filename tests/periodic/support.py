@@ -9,6 +9,7 @@ from collections.abc import Callable
 import redis
 
 from cogworker.app import App
+from cogworker.core.broker import WorkRecord
 from cogworker.core.payload import Payload, decode
 
 # 2024-05-01 10:00:00 UTC, a Wednesday: far from any DST change.
@@ -68,7 +69,7 @@ class StandInManager:
     def handle_dead_jobs(self, stored_raws: list[str], reason: str) -> None:
         """Not used by the ticker."""
 
-    def work_entries(self) -> dict[str, str]:
+    def work_entries(self) -> dict[str, WorkRecord]:
         return {}
 
 

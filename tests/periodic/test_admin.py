@@ -13,7 +13,6 @@ from cogworker.app import App
 from cogworker.cli.cron_cmd import cron_group
 from cogworker.core.errors import UnknownPeriodicEntryError
 from cogworker.periodic import admin
-from cogworker.periodic.store import publish_schedule
 from periodic.conftest import MakeApp, MakeTicker
 from periodic.support import START, FakeClock, queued, text
 
@@ -55,7 +54,7 @@ def test_published_entries_of_other_apps_are_listed_and_invalid_crons_flagged(
 ) -> None:
     other = make_app()
     entry = other.periodic("@hourly", "other.Job")
-    publish_schedule(other, [entry], replace=False)
+    other.broker.periodic.publish([entry], replace=False)
     other.broker.client.hset(other.keys.periodic_schedule, "bad",
                              json.dumps({"cron": "99 * * * *", "class": "x", "args": []}))
     other.broker.client.hset(other.keys.periodic_schedule, "garbage", "not json")
@@ -117,7 +116,7 @@ def test_disable_and_enable_change_the_fleet_wide_set(
 def published(make_app: MakeApp) -> tuple[App, str]:
     app = make_app()
     entry = app.periodic("*/5 * * * *", "jobs.Report", args=[7])
-    publish_schedule(app, [entry], replace=False)
+    app.broker.periodic.publish([entry], replace=False)
     return app, entry.pjid
 
 

@@ -9,6 +9,7 @@ import pytest
 import redis
 
 from cogworker.app import App
+from cogworker.core.broker import running_lock_name
 from cogworker.core.payload import Payload, new_jid
 from cogworker.core.periodic_types import ClaimOutcome, ClaimResult, PeriodicEntry
 from cogworker.core.settings import Settings
@@ -60,12 +61,12 @@ def job_of(entry: PeriodicEntry, jid: str, slot: int = SLOT) -> Payload:
 
 
 def test_every_periodic_script_declares_the_keys_its_caller_passes() -> None:
-    names = sorted(item.name for item in (resources.files("cogworker.plugins") / "lua").iterdir()
-                   if item.name.startswith("periodic_"))
-    assert names == ["periodic_claim.lua", "periodic_retake.lua", "periodic_rollback.lua"]
-    counts = {name: declared_key_count(script_source("cogworker.plugins", name[:-4]))
+    names = sorted(item.name for item in (resources.files("cogworker.redis") / "lua").iterdir()
+                   if item.name.startswith("periodic_") or item.name == "retake_lock.lua")
+    assert names == ["periodic_claim.lua", "periodic_rollback.lua", "retake_lock.lua"]
+    counts = {name: declared_key_count(script_source("cogworker.redis", name[:-4]))
               for name in names}
-    assert counts == {"periodic_claim.lua": 3, "periodic_retake.lua": 1,
+    assert counts == {"periodic_claim.lua": 3, "retake_lock.lua": 1,
                       "periodic_rollback.lua": 3}
 
 
@@ -268,7 +269,7 @@ def test_shutdown_gives_deferred_releases_a_last_try(
 ) -> None:
     running = app.keys.periodic_running(EXCLUSIVE.pjid)
     redis_client.set(running, "done")
-    deferred_releases(app).add(running, "done")
+    deferred_releases(app).add(running_lock_name(EXCLUSIVE.pjid), "done")
     periodic_locks.cogworker_shutdown(Worker(app, []))
     assert not redis_client.exists(running)
 

@@ -16,7 +16,6 @@ from cogworker.app import App
 from cogworker.core.backtrace import compress_backtrace
 from cogworker.core.payload import dumps, new_jid
 from cogworker.core.periodic_types import PeriodicEntry
-from cogworker.periodic.store import publish_schedule
 
 SCRIPT = "<script>alert(1)</script>"
 IMG = '"><img src=x onerror=alert(1)>'
@@ -148,7 +147,7 @@ def _seed_cron(app: App, now: float, out: Seeded) -> None:
                       unique="until_executed"),
         PeriodicEntry("30 9 * * 1-5", "mail.SendDigest", [{"segment": "trial"}], queue="mail"),
     ]
-    publish_schedule(app, out.cron, replace=True)
+    app.broker.periodic.publish(out.cron, replace=True)
     client, keys = app.broker.client, app.keys
     client.set(keys.periodic_last_slot(out.cron[0].pjid), int(now // 300) * 300)
     client.set(keys.periodic_running(out.cron[1].pjid), out.queues["reports"][0], ex=3000)

@@ -16,8 +16,9 @@ from cogworker.api.lock_pages import clear_cron_lock, lock_page
 from cogworker.api.owner_search import locate
 from cogworker.api.queue_pages import queue_page
 from cogworker.api.schedule_pages import schedule_page
-from cogworker.api.search import search_key
+from cogworker.api.search import search_windows
 from cogworker.app import App
+from cogworker.core.broker import SearchPage
 from cogworker.core.errors import PayloadError
 from cogworker.redis.scripts import declared_key_count, script_source
 from web.seed import SCRIPT, Seeded
@@ -77,9 +78,12 @@ def test_search_stops_at_its_budget_and_hands_back_a_cursor(web_app: App,
                                                            seeded: Seeded) -> None:
     page = search_jobs(web_app, "no such text", status="enqueued", budget=50)
     assert page.rows == [] and page.examined <= 50 + 4000 and page.next_cursor is not None
-    broker = web_app.broker
-    scan = search_key(broker, broker.keys.queue("default"), "list", "", start=0,
-                      newest_first=True, most=1000, budget=30)
+    queues = web_app.broker.queues
+
+    def step(start: int, limit: int, window: int) -> SearchPage:
+        return queues.search("default", "", start=start, limit=limit, window=window)
+
+    scan = search_windows(step, start=0, most=1000, budget=30)
     assert scan.examined == 30 and scan.next_position == 30
 
 
@@ -199,7 +203,7 @@ def test_lock_page_pages_with_a_cursor(web_app: App, seeded: Seeded) -> None:
 
 @pytest.mark.parametrize("name", ["search_window", "match_jids"])
 def test_api_scripts_declare_what_they_use(name: str) -> None:
-    source = script_source("cogworker.api", name)
+    source = script_source("cogworker.redis", name)
     head = "\n".join(line for line in source.splitlines() if line.startswith("--"))
     body = "\n".join(line for line in source.splitlines() if not line.startswith("--"))
     assert "-- luacheck: globals KEYS ARGV redis" in head and "-- Returns" in head

@@ -94,7 +94,7 @@ class Client:
             return override(ctx)
         batch = _Batch()
         batch.add(ctx.job, self.app.clock())
-        self.app.broker.store(batch.immediate, batch.scheduled)
+        self.app.broker.queues.store(batch.immediate, batch.scheduled)
         return str(ctx.job["jid"])
 
     def push_bulk(self, items: Sequence[Mapping[str, Any]]) -> list[str | None]:
@@ -121,7 +121,7 @@ class Client:
         results = [self._through_chain(job, collect) for job in jobs]
         if len(batch):
             try:
-                self.app.broker.store(batch.immediate, batch.scheduled)
+                self.app.broker.queues.store(batch.immediate, batch.scheduled)
             except BaseException:
                 for job in accepted:
                     self.app.hooks.release_unique_lock(self.app, job, "push-failed")

@@ -26,21 +26,27 @@ if TYPE_CHECKING:
     from starlette.requests import Request
     from starlette.responses import Response
 
-    from cogworker.app import App
     from cogworker.core.broker import Broker, BrokerSchemes, Fetcher, LockClaim
     from cogworker.core.job_options import JobOption
     from cogworker.core.middleware import ClientMiddleware, ServerMiddleware
     from cogworker.core.payload import Payload
     from cogworker.core.periodic_types import ClaimResult, PeriodicEntry
+    from cogworker.core.plugin_host import PluginHost
     from cogworker.core.settings import Settings
-    from cogworker.web.extension import Tab
 
 
 class WorkerHandle(Protocol):
     """What a plugin sees of a running worker process in lifecycle hooks."""
 
-    identity: str
-    app: App
+    @property
+    def identity(self) -> str:
+        """The worker process's identity."""
+        ...
+
+    @property
+    def app(self) -> PluginHost:
+        """The application the worker runs."""
+        ...
 
     @property
     def settings(self) -> Settings: ...
@@ -76,7 +82,7 @@ def cogworker_addhooks(pluginmanager: pluggy.PluginManager) -> None:
 
 
 @hookspec(historic=True)
-def cogworker_configure(app: App) -> None:
+def cogworker_configure(app: PluginHost) -> None:
     """The app's settings are final; read your plugin options here.
 
     Called once per app, after plugins are activated (historic: late plugins see it too).
@@ -200,7 +206,7 @@ def cogworker_make_broker(settings: Settings, project_dir: Path,
 
 
 @hookspec(firstresult=True)
-def cogworker_make_fetcher(app: App, broker: Broker) -> Fetcher | None:
+def cogworker_make_fetcher(app: PluginHost, broker: Broker) -> Fetcher | None:
     """Build the fetcher a worker process takes jobs with.
 
     Called once per worker process at start-up, and again by the engine if the fetcher it
@@ -227,7 +233,7 @@ def cogworker_make_fetcher(app: App, broker: Broker) -> Fetcher | None:
 
 
 @hookspec(firstresult=True)
-def cogworker_requeue_lock(app: App, job: Payload) -> LockClaim | None:
+def cogworker_requeue_lock(app: PluginHost, job: Payload) -> LockClaim | None:
     """Name the lock to re-take when ``job`` goes back on its queue.
 
     Asked by the fetch strategy for each job a requeue puts back (a job handed back, a
@@ -265,7 +271,7 @@ def cogworker_requeue_lock(app: App, job: Payload) -> LockClaim | None:
 
 
 @hookspec
-def cogworker_client_middleware(app: App) -> ClientMiddleware | None:
+def cogworker_client_middleware(app: PluginHost) -> ClientMiddleware | None:
     """Contribute a middleware around every push.
 
     Called once per app when the client chain is first built.
@@ -292,7 +298,7 @@ def cogworker_client_middleware(app: App) -> ClientMiddleware | None:
 
 
 @hookspec
-def cogworker_server_middleware(app: App) -> ServerMiddleware | None:
+def cogworker_server_middleware(app: PluginHost) -> ServerMiddleware | None:
     """Contribute a middleware around every job run.
 
     Called once per worker when the server chain is first built.
@@ -327,7 +333,7 @@ def cogworker_server_middleware(app: App) -> ServerMiddleware | None:
 
 
 @hookspec(firstresult=True)
-def cogworker_acquire_unique_lock(app: App, job: Payload) -> bool | None:
+def cogworker_acquire_unique_lock(app: PluginHost, job: Payload) -> bool | None:
     """Take the uniqueness lock for a job about to be pushed.
 
     Called for every push (immediate, scheduled, bulk) before the client middleware.
@@ -353,7 +359,7 @@ def cogworker_acquire_unique_lock(app: App, job: Payload) -> bool | None:
 
 
 @hookspec(firstresult=True)
-def cogworker_unique_job_starting(app: App, job: Payload) -> bool | None:
+def cogworker_unique_job_starting(app: PluginHost, job: Payload) -> bool | None:
     """A unique job is about to run; may it?
 
     Called by the processor before the server chain, for every job.
@@ -377,7 +383,7 @@ def cogworker_unique_job_starting(app: App, job: Payload) -> bool | None:
 
 
 @hookspec
-def cogworker_extend_unique_lock(app: App, job: Payload, ttl: float) -> None:
+def cogworker_extend_unique_lock(app: PluginHost, job: Payload, ttl: float) -> None:
     """Keep a job's uniqueness lock while it waits for a retry.
 
     Called after the job was written to the retry set, owner-checked by the implementation.
@@ -399,7 +405,7 @@ def cogworker_extend_unique_lock(app: App, job: Payload, ttl: float) -> None:
 
 
 @hookspec
-def cogworker_release_unique_lock(app: App, job: Payload, reason: str) -> None:
+def cogworker_release_unique_lock(app: PluginHost, job: Payload, reason: str) -> None:
     """Release a job's uniqueness lock, owner-checked.
 
     Called when the job succeeded or failed for good (``reason`` is one of ``success``,
@@ -430,7 +436,7 @@ def cogworker_release_unique_lock(app: App, job: Payload, reason: str) -> None:
 
 @hookspec(firstresult=True)
 def cogworker_claim_periodic_slot(
-    app: App, entry: PeriodicEntry, slot: int, jid: str
+    app: PluginHost, entry: PeriodicEntry, slot: int, jid: str
 ) -> ClaimResult | None:
     """Claim one cron slot for this process, atomically, fleet-wide.
 
@@ -457,7 +463,7 @@ def cogworker_claim_periodic_slot(
 
 @hookspec(firstresult=True)
 def cogworker_rollback_periodic_claim(
-    app: App, entry: PeriodicEntry, slot: int, previous_slot: int | None, jid: str
+    app: PluginHost, entry: PeriodicEntry, slot: int, previous_slot: int | None, jid: str
 ) -> bool | None:
     """Undo a won claim whose push failed, so the slot fires on a later tick.
 
@@ -482,7 +488,7 @@ def cogworker_rollback_periodic_claim(
 
 
 @hookspec
-def cogworker_retake_periodic_lock(app: App, job: Payload, ttl: float) -> None:
+def cogworker_retake_periodic_lock(app: PluginHost, job: Payload, ttl: float) -> None:
     """Make sure a cron job's running lock is held by this job (set if missing).
 
     Called by the heartbeat for jobs being performed after an outage.
@@ -504,7 +510,7 @@ def cogworker_retake_periodic_lock(app: App, job: Payload, ttl: float) -> None:
 
 
 @hookspec
-def cogworker_touch_periodic_lock(app: App, job: Payload, ttl: float) -> None:
+def cogworker_touch_periodic_lock(app: PluginHost, job: Payload, ttl: float) -> None:
     """Set a cron job's running lock TTL, owner-checked (start, heartbeat, retry wait).
 
     :param app: the application.
@@ -524,7 +530,7 @@ def cogworker_touch_periodic_lock(app: App, job: Payload, ttl: float) -> None:
 
 
 @hookspec
-def cogworker_release_periodic_lock(app: App, job: Payload) -> None:
+def cogworker_release_periodic_lock(app: PluginHost, job: Payload) -> None:
     """Release a cron job's running lock, owner-checked, when it finished for good.
 
     :param app: the application.
@@ -607,7 +613,8 @@ def cogworker_shutdown(worker: WorkerHandle) -> None:
 
 
 @hookspec
-def cogworker_job_retried(app: App, job: Payload, exception: BaseException, delay: float) -> None:
+def cogworker_job_retried(app: PluginHost, job: Payload, exception: BaseException,
+                          delay: float) -> None:
     """A failed job was written to the retry set.
 
     :param app: the application.
@@ -628,7 +635,7 @@ def cogworker_job_retried(app: App, job: Payload, exception: BaseException, dela
 
 
 @hookspec
-def cogworker_job_died(app: App, job: Payload, exception: BaseException) -> None:
+def cogworker_job_died(app: PluginHost, job: Payload, exception: BaseException) -> None:
     """A job was moved to the dead set (out of retries, killed, or orphaned too often).
 
     Called once per death, by the process whose write put it there, after the death
@@ -651,7 +658,7 @@ def cogworker_job_died(app: App, job: Payload, exception: BaseException) -> None
 
 
 @hookspec
-def cogworker_orphans_recovered(app: App, identity: str, count: int) -> None:
+def cogworker_orphans_recovered(app: PluginHost, identity: str, count: int) -> None:
     """Jobs left in progress by a dead process were put back on their queues.
 
     :param app: the application.
@@ -676,7 +683,7 @@ def cogworker_orphans_recovered(app: App, identity: str, count: int) -> None:
 
 
 @hookspec
-def cogworker_web_tabs(app: App) -> Sequence[Tab] | None:
+def cogworker_web_tabs(app: PluginHost) -> Sequence[object] | None:
     """Add tabs, and the routes behind them, to the dashboard.
 
     Called once when the dashboard is built (:func:`cogworker.web.create_app`), before it
@@ -711,7 +718,8 @@ def cogworker_web_tabs(app: App) -> Sequence[Tab] | None:
 
 
 @hookspec
-def cogworker_web_authorize(app: App, request: Request, action: str) -> bool | Response | None:
+def cogworker_web_authorize(app: PluginHost, request: Request,
+                            action: str) -> bool | Response | None:
     """Decide whether a dashboard request may go on: authentication and roles.
 
     Called for every request but static assets, with ``action`` ``"view"`` for GET, HEAD

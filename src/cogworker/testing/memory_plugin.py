@@ -9,10 +9,11 @@ from cogworker.core.markers import hookimpl
 from cogworker.testing.memory import MemoryBroker, MemoryFetcher
 
 if TYPE_CHECKING:
-    from cogworker.app import App
-    from cogworker.core.broker import LegacyBroker, LegacyFetcher
+    from cogworker.core.broker import Broker, Fetcher
+    from cogworker.core.plugin_host import PluginHost
 
 
 @hookimpl
-def cogworker_make_fetcher(app: App, broker: LegacyBroker) -> LegacyFetcher | None:
-    return MemoryFetcher(broker) if isinstance(broker, MemoryBroker) else None
+def cogworker_make_fetcher(app: PluginHost, broker: Broker) -> Fetcher | None:
+    memory: object = broker
+    return MemoryFetcher(memory) if isinstance(memory, MemoryBroker) else None

@@ -3,7 +3,7 @@
 -- list and delete its orphan counter (one atomic step, write first).
 -- A full Redis (maxmemory, noeviction) lets the move through: the no-op LTRIM of the
 -- in-progress list comes first, and Redis refuses a memory-growing command in a script
--- only while the script has written nothing (see fetch.lua).
+-- only while the script has written nothing (see held_claim.lua).
 --
 -- KEYS[1]  this process's in-progress list
 -- KEYS[2]  the sorted set to file into (retry or dead)

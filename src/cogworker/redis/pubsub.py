@@ -1,4 +1,4 @@
-"""Pub/sub subscriptions on a connection of their own (remote signals, wake-ups).
+"""Pub/sub subscriptions on a connection of their own (remote control, wake-ups).
 
 A subscription never borrows a connection from the broker's pool: it opens one dedicated
 connection with the same settings, so a reader blocked in :meth:`RedisSubscription.get`
@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import redis
@@ -35,6 +37,16 @@ class RedisSubscription:
         self._pubsub = pubsub
         self._closed = False
         self._close_lock = threading.Lock()
+
+    @classmethod
+    @contextmanager
+    def opened(cls, client: redis.Redis, channel: str) -> Iterator[RedisSubscription]:
+        """:meth:`open` as a context manager that closes the subscription afterwards."""
+        subscription = cls.open(client, channel)
+        try:
+            yield subscription
+        finally:
+            subscription.close()
 
     @classmethod
     def open(cls, client: redis.Redis, channel: str) -> RedisSubscription:

@@ -6,9 +6,10 @@
 -- ARGV[2]  where to start: an index from the head (list) or a rank from the lowest score
 -- ARGV[3]  the window: how many entries to look at, at most
 -- ARGV[4...] the jids wanted
--- Returns  {next, raw1, raw2, ...}: next is the index to continue from, or -1 when the end
---          of KEYS[1] was reached; each raw is an entry holding a wanted jid in a "jid" field
---          (the caller parses it to be sure it is the job's own jid).
+-- Returns  {next, examined, raw1, raw2, ...}: next is the index to continue from, or -1 when
+--          the end of KEYS[1] was reached; examined is how many entries were looked at; each
+--          raw is an entry holding a wanted jid in a "jid" field (the caller parses it to be
+--          sure it is the job's own jid).
 --
 -- Read-only; each call looks at ARGV[3] entries at most, so Redis is never blocked long.
 -- luacheck: globals KEYS ARGV redis
@@ -27,7 +28,7 @@ else
   entries = redis.call('ZRANGE', KEYS[1], start, start + window - 1)
 end
 
-local found = {-1}
+local found = {-1, #entries}
 if #entries == window then
   found[1] = start + window
 end

@@ -1,17 +1,18 @@
--- Put one fetched job back at the head of its queue, if this process still holds it:
--- re-take its cron running lock (when given), RPUSH the raw verbatim onto the queue (the
--- end the next fetch pops), announce it on the wake-up channel, THEN drop it from the
+-- Put one held job back at the head of its queue, if this process still holds it: re-take
+-- the lock the caller names (when given: missing -> set to its owner; the owner's -> TTL
+-- refreshed; anyone else's -> left alone), RPUSH the raw verbatim onto the queue (the end
+-- the next fetch pops), announce it on the wake-up channel, THEN drop it from the
 -- in-progress list (write first, remove second).
 -- A full Redis (maxmemory, noeviction) lets the move through: the no-op LTRIM of the
 -- in-progress list comes first, and Redis refuses a memory-growing command in a script
--- only while the script has written nothing (see fetch.lua).
+-- only while the script has written nothing (see held_claim.lua).
 --
 -- KEYS[1]  this process's in-progress list
 -- KEYS[2]  the target queue list
--- KEYS[3]  (optional) the periodic running lock to re-take for this jid
+-- KEYS[3]  (optional) the lock to re-take with the job
 -- ARGV[1]  the raw payload
--- ARGV[2]  the job's jid (owner value of the running lock)
--- ARGV[3]  the running lock's TTL in whole seconds (queued TTL)
+-- ARGV[2]  the lock's owner ("" without a lock)
+-- ARGV[3]  the lock's TTL in whole seconds
 -- ARGV[4]  the wake-up pub/sub channel
 -- ARGV[5]  the queue name published on it
 --

@@ -1,12 +1,13 @@
--- Basic fetch, shutdown: requeue a job read from this process's workers hash: re-take its
--- cron running lock (when given), RPUSH the payload onto its queue (the end the next fetch
--- pops) and announce it on the wake-up channel, in one atomic step.
+-- Put a job this process took (and holds nowhere in Redis) back on its queue: re-take the
+-- lock the caller names (when given: missing -> set to its owner; the owner's -> TTL
+-- refreshed; anyone else's -> left alone), RPUSH the payload onto the queue (the end the
+-- next fetch pops) and announce it on the wake-up channel, in one atomic step.
 --
 -- KEYS[1]  the target queue list
--- KEYS[2]  (optional) the periodic running lock to re-take for this jid
--- ARGV[1]  the payload (encoded on the client side)
--- ARGV[2]  the job's jid (owner value of the running lock)
--- ARGV[3]  the running lock's TTL in whole seconds (queued TTL)
+-- KEYS[2]  (optional) the lock to re-take with the job
+-- ARGV[1]  the raw payload
+-- ARGV[2]  the lock's owner ("" without a lock)
+-- ARGV[3]  the lock's TTL in whole seconds
 -- ARGV[4]  the wake-up pub/sub channel
 -- ARGV[5]  the queue name published on it
 --
