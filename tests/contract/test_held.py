@@ -271,3 +271,23 @@ def test_requeue_all_retakes_each_jobs_lock(broker: Broker, holder: str) -> None
 
     assert set(broker.locks.get([f"acme:{jid_of(raw)}" for raw in raws])) == \
         {f"acme:{jid_of(raw)}" for raw in raws}
+
+
+def test_concurrent_claims_take_each_job_once(broker: Broker, holder: str) -> None:
+    raws = [job("q", n=n) for n in range(200)]
+    broker.queues.store([("q", raw) for raw in raws], [])
+    taken: dict[str, list[str]] = {f"{holder}-{n}": [] for n in range(4)}
+
+    def drain(identity: str) -> None:
+        while works := broker.held.claim(identity, ["q"], 3).works:
+            taken[identity] += [work.raw for work in works]
+
+    threads = [threading.Thread(target=drain, args=(identity,)) for identity in taken]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+
+    everything = [raw for raws_taken in taken.values() for raw in raws_taken]
+    assert sorted(everything) == sorted(raws)
+    assert all(sorted(broker.held.held(i)) == sorted(t) for i, t in taken.items())
