@@ -14,7 +14,7 @@ import pytest
 import redis
 from cogworker_streams import plugin
 from cogworker_streams.fetcher import StreamsFetcher
-from cogworker_streams.names import GROUP, RedisBroker
+from cogworker_streams.names import GROUP, RedisBackedBroker
 
 import cogworker
 from cogworker.core.broker import (
@@ -43,7 +43,7 @@ def app(redis_url: str, namespace: str, redis_client: redis.Redis) -> Iterator[c
 
 
 @pytest.fixture
-def broker(app: cogworker.App) -> RedisBroker:
+def broker(app: cogworker.App) -> RedisBackedBroker:
     built = app.broker
     assert isinstance(built, RedisAccess)
     return built
@@ -53,7 +53,7 @@ def no_lock(raw: str) -> LockClaim | None:
     return None
 
 
-def fetcher_for(broker: RedisBroker, identity: str = ME, relock: Relock = no_lock,
+def fetcher_for(broker: RedisBackedBroker, identity: str = ME, relock: Relock = no_lock,
                 idle_max_interval: float = 1.0) -> StreamsFetcher:
     return StreamsFetcher(broker, identity, relock, idle_max_interval=idle_max_interval)
 
@@ -81,7 +81,7 @@ def jids(raws: list[str]) -> list[str]:
 
 # fetching -----------------------------------------------------------------------------------
 def test_the_fetcher_is_a_fetcher_made_by_the_plugin_for_a_redis_broker(
-    app: cogworker.App, broker: RedisBroker,
+    app: cogworker.App, broker: RedisBackedBroker,
 ) -> None:
     made = plugin.cogworker_make_fetcher(app, broker)
     assert isinstance(made, StreamsFetcher)
@@ -92,7 +92,7 @@ def test_the_fetcher_is_a_fetcher_made_by_the_plugin_for_a_redis_broker(
 
 
 def test_a_fetch_delivers_the_oldest_jobs_to_this_consumer_and_leaves_the_rest(
-    broker: RedisBroker, redis_client: redis.Redis, keys: KeySchema,
+    broker: RedisBackedBroker, redis_client: redis.Redis, keys: KeySchema,
 ) -> None:
     push_raw(redis_client, keys, "default", *jobs("default", "j1", "j2", "j3", "j4", "j5"))
     fetcher = fetcher_for(broker)
@@ -107,7 +107,7 @@ def test_a_fetch_delivers_the_oldest_jobs_to_this_consumer_and_leaves_the_rest(
 
 
 def test_paused_queues_are_skipped_and_a_fetch_of_only_paused_queues_takes_nothing(
-    broker: RedisBroker, redis_client: redis.Redis, keys: KeySchema,
+    broker: RedisBackedBroker, redis_client: redis.Redis, keys: KeySchema,
 ) -> None:
     push_raw(redis_client, keys, "low", *jobs("low", "l1"))
     push_raw(redis_client, keys, "high", *jobs("high", "h1"))
@@ -121,7 +121,7 @@ def test_paused_queues_are_skipped_and_a_fetch_of_only_paused_queues_takes_nothi
 
 
 def test_a_push_wakes_an_idle_fetch_waiting_on_several_queues(
-    app: cogworker.App, broker: RedisBroker, redis_client: redis.Redis, keys: KeySchema,
+    app: cogworker.App, broker: RedisBackedBroker, redis_client: redis.Redis, keys: KeySchema,
 ) -> None:
     app.job(name="Work")(lambda tag: None)
     fetcher = fetcher_for(broker, idle_max_interval=60.0)  # only a wake-up ends the wait
@@ -138,7 +138,7 @@ def test_a_push_wakes_an_idle_fetch_waiting_on_several_queues(
 
 
 def test_a_queue_of_another_type_is_skipped_and_logged_once(
-    broker: RedisBroker, redis_client: redis.Redis, keys: KeySchema,
+    broker: RedisBackedBroker, redis_client: redis.Redis, keys: KeySchema,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     redis_client.set(keys.queue("broken"), "not a list")
@@ -151,7 +151,7 @@ def test_a_queue_of_another_type_is_skipped_and_logged_once(
 
 
 def test_a_lost_fetch_reply_leaves_jobs_that_in_progress_shows_and_give_back_finds(
-    broker: RedisBroker, redis_client: redis.Redis, keys: KeySchema,
+    broker: RedisBackedBroker, redis_client: redis.Redis, keys: KeySchema,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     push_raw(redis_client, keys, "default", *jobs("default", "j1"))
@@ -175,7 +175,7 @@ def test_a_lost_fetch_reply_leaves_jobs_that_in_progress_shows_and_give_back_fin
 
 # settling -----------------------------------------------------------------------------------
 def test_acknowledge_drops_the_entries_and_their_counters_once(
-    broker: RedisBroker, redis_client: redis.Redis, keys: KeySchema,
+    broker: RedisBackedBroker, redis_client: redis.Redis, keys: KeySchema,
 ) -> None:
     push_raw(redis_client, keys, "default", *jobs("default", "j1", "j2"))
     redis_client.set(keys.orphanings("j1"), 1)
@@ -189,7 +189,7 @@ def test_acknowledge_drops_the_entries_and_their_counters_once(
 
 
 def test_give_back_puts_the_job_on_the_pop_end_once_and_re_takes_its_lock(
-    broker: RedisBroker, redis_client: redis.Redis, keys: KeySchema,
+    broker: RedisBackedBroker, redis_client: redis.Redis, keys: KeySchema,
 ) -> None:
     push_raw(redis_client, keys, "default", *jobs("default", "j1", "j2"))
     fetcher = fetcher_for(broker, relock=lambda raw: LockClaim("acme:j1", "j1", 30.5))
@@ -203,7 +203,7 @@ def test_give_back_puts_the_job_on_the_pop_end_once_and_re_takes_its_lock(
 
 
 def test_interrupt_and_park_write_first_and_only_for_a_job_still_held(
-    broker: RedisBroker, redis_client: redis.Redis, keys: KeySchema,
+    broker: RedisBackedBroker, redis_client: redis.Redis, keys: KeySchema,
 ) -> None:
     push_raw(redis_client, keys, "default", *jobs("default", "j1", "j2"))
     redis_client.set(keys.orphanings("j1"), 2)
@@ -220,7 +220,7 @@ def test_interrupt_and_park_write_first_and_only_for_a_job_still_held(
 
 
 def test_the_shutdown_requeue_drops_finished_keeps_pending_failures_requeues_the_rest(
-    broker: RedisBroker, redis_client: redis.Redis, keys: KeySchema,
+    broker: RedisBackedBroker, redis_client: redis.Redis, keys: KeySchema,
 ) -> None:
     push_raw(redis_client, keys, "default", *jobs("default", "j1", "j2", "j3", "j4"))
     redis_client.set(keys.orphanings("j1"), 1)
@@ -234,13 +234,13 @@ def test_the_shutdown_requeue_drops_finished_keeps_pending_failures_requeues_the
 
 
 # recovery -----------------------------------------------------------------------------------
-def beat(broker: RedisBroker, identity: str) -> None:
+def beat(broker: RedisBackedBroker, identity: str) -> None:
     broker.processes.beat(identity, {"identity": identity}, 0, False, ["default"], 30.0,
                           holds_jobs=True)
 
 
 def test_recovery_requeues_only_the_dead_and_a_late_ack_of_theirs_removes_nothing(
-    broker: RedisBroker, redis_client: redis.Redis, keys: KeySchema,
+    broker: RedisBackedBroker, redis_client: redis.Redis, keys: KeySchema,
 ) -> None:
     push_raw(redis_client, keys, "default", *jobs("default", "a1", "b1", "d1", "d2", "d3"))
     alive, stale, dead = "host:2:alive", "host:3:stale", "host:4:dead"
@@ -268,7 +268,7 @@ def test_recovery_requeues_only_the_dead_and_a_late_ack_of_theirs_removes_nothin
 
 
 def test_a_job_orphaned_more_than_max_orphanings_times_goes_to_dead(
-    broker: RedisBroker, redis_client: redis.Redis, keys: KeySchema,
+    broker: RedisBackedBroker, redis_client: redis.Redis, keys: KeySchema,
 ) -> None:
     push_raw(redis_client, keys, "default", *jobs("default", "pill"))
     redis_client.set(keys.orphanings("pill"), OPTIONS.max_orphanings)
@@ -285,7 +285,7 @@ def test_a_job_orphaned_more_than_max_orphanings_times_goes_to_dead(
 
 
 def test_recover_process_needs_no_liveness_and_a_beating_process_keeps_its_jobs(
-    broker: RedisBroker, redis_client: redis.Redis, keys: KeySchema,
+    broker: RedisBackedBroker, redis_client: redis.Redis, keys: KeySchema,
 ) -> None:
     push_raw(redis_client, keys, "default", *jobs("default", "v1"))
     vouched = "host:6:exited"

@@ -33,7 +33,7 @@ from cogworker_streams.names import (
     GROUP,
     PACKAGE,
     Held,
-    RedisBroker,
+    RedisBackedBroker,
     StreamKeys,
     entry_order,
     text,
@@ -70,7 +70,7 @@ class StreamsFetcher:
     name = "streams"
     reliable = True
 
-    def __init__(self, broker: RedisBroker, identity: str, relock: Relock, *,
+    def __init__(self, broker: RedisBackedBroker, identity: str, relock: Relock, *,
                  idle_max_interval: float = 1.0, rng: random.Random | None = None) -> None:
         self._broker = broker
         self._keys = StreamKeys(broker.keys)

@@ -31,7 +31,7 @@ FIELD = "job"
 DEFAULT_QUEUE = "default"
 
 
-class RedisBroker(Broker, RedisAccess, Protocol):
+class RedisBackedBroker(Broker, RedisAccess, Protocol):
     """The broker this strategy runs on: the contract's facets, and the Redis surface."""
 
 

@@ -15,7 +15,7 @@ from cogworker.core.errors import ConfigurationError
 from cogworker.core.plugin_host import PluginHost, PluginHostBase
 from cogworker.redis import RedisAccess
 from cogworker_streams.fetcher import StreamsFetcher
-from cogworker_streams.names import RedisBroker, parse_job
+from cogworker_streams.names import RedisBackedBroker, parse_job
 
 PLUGIN_NAME = "streams"
 logger = logging.getLogger(__name__)
@@ -41,7 +41,7 @@ def cogworker_make_fetcher(app: PluginHost, broker: Broker) -> StreamsFetcher | 
         logger.warning("the streams fetch strategy needs a Redis broker, not %s; it steps "
                        "aside", broker.name)
         return None
-    redis_broker: RedisBroker = broker
+    redis_broker: RedisBackedBroker = broker
     return StreamsFetcher(redis_broker, app.identity, requeue_lock(app),
                           idle_max_interval=app.settings.fetch_idle_max_interval)
 

@@ -39,7 +39,7 @@ from cogworker_streams.names import (
     PACKAGE,
     Held,
     KeyList,
-    RedisBroker,
+    RedisBackedBroker,
     StreamKeys,
     lock_seconds,
     text,
@@ -72,7 +72,7 @@ class StepResult:
 class StreamsRecovery:
     """Recovery passes for one process."""
 
-    def __init__(self, broker: RedisBroker, keys: StreamKeys, identity: str,
+    def __init__(self, broker: RedisBackedBroker, keys: StreamKeys, identity: str,
                  relock: Relock) -> None:
         self._broker = broker
         self._keys = keys
