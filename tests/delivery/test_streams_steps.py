@@ -6,15 +6,17 @@ recovery only of the dead), on the broker the app builds through its hooks."""
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Iterator
+from importlib import resources
 from typing import Any
 
 import pytest
 import redis
 from cogworker_streams import plugin
 from cogworker_streams.fetcher import StreamsFetcher
-from cogworker_streams.names import GROUP, RedisBackedBroker
+from cogworker_streams.names import GROUP, PACKAGE, RedisBackedBroker
 
 import cogworker
 from cogworker.core.broker import (
@@ -27,6 +29,7 @@ from cogworker.core.broker import (
 from cogworker.core.errors import BrokerUnavailableError, ConfigurationError
 from cogworker.redis import RedisAccess
 from cogworker.redis.keys import KeySchema
+from cogworker.redis.scripts import declared_key_count, script_source
 from helpers.redis_servers import RedisServerFactory
 from helpers.workers import wait_until
 from runtime.support import jids_on, payload, push_raw
@@ -77,6 +80,29 @@ def stream_length(client: redis.Redis, keys: KeySchema, queue: str) -> int:
 
 def jids(raws: list[str]) -> list[str]:
     return [json.loads(raw)["jid"] for raw in raws]
+
+
+# the package ------------------------------------------------------------------------------
+LUA_NAMES = sorted(entry.name.removesuffix(".lua")
+                   for entry in (resources.files(PACKAGE) / "lua").iterdir()
+                   if entry.name.endswith(".lua"))
+
+
+@pytest.mark.parametrize("name", LUA_NAMES)
+def test_every_script_of_the_plugin_has_a_complete_header(name: str) -> None:
+    """Every KEYS[i] and ARGV[i] the body names is declared in the header, as in cogworker's
+    own scripts (tests/redis/test_redis_lua.py)."""
+    source = script_source(PACKAGE, name)
+    lines = source.splitlines()
+    end = next(i for i, line in enumerate(lines) if line.strip() and not line.startswith("--"))
+    header, body = "\n".join(lines[:end]), "\n".join(lines[end:])
+    assert "-- luacheck: globals KEYS ARGV redis" in header
+    assert re.search(r"^--\s*Returns?\b", header, re.MULTILINE)
+    used_keys = {int(n) for n in re.findall(r"KEYS\[(\d+)\]", body)}
+    used_args = {int(n) for n in re.findall(r"ARGV\[(\d+)\]", body)}
+    declared_args = {int(n) for n in re.findall(r"^--\s*ARGV\[(\d+)\]", header, re.MULTILINE)}
+    assert used_keys <= set(range(1, declared_key_count(source) + 1))
+    assert used_args <= declared_args
 
 
 # fetching -----------------------------------------------------------------------------------

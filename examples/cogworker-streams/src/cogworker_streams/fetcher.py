@@ -81,7 +81,9 @@ class StreamsFetcher:
         self._deliveries = Deliveries()
         self._recovery = StreamsRecovery(broker, self._keys, identity, relock)
         self._wakeups = WakeupListener(broker.queues)
-        self._queues_seen: set[str] = set()  # whose streams may hold entries of ours
+        # whose streams may hold entries of ours; replaced, never changed in place, so other
+        # threads read it without a lock
+        self._queues_seen: frozenset[str] = frozenset()
         self._fetch_lock = threading.Lock()
         self._closed = threading.Event()
         self._unsupported: str | None = None
@@ -143,7 +145,9 @@ class StreamsFetcher:
         ``order``, in that order. Returns the jobs and those open queues."""
         if not order:
             return [], []
-        self._queues_seen.update(order)  # before the call: a lost reply hides entries
+        # recorded before the call: a lost reply hides entries that in_progress must find
+        if not self._queues_seen.issuperset(order):
+            self._queues_seen = self._queues_seen | frozenset(order)
         schema = self._keys.schema
         keys = [schema.paused_queues, self._keys.registry]
         for queue in order:
