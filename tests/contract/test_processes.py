@@ -153,8 +153,6 @@ def test_a_signal_reaches_each_subscriber(broker: Broker, holder: str) -> None:
         assert (first.get(5.0), second.get(5.0)) == ("stop", "stop")
         assert first.get(0.05) is None  # the earlier signal was not kept
 
-    assert broker.processes.signal(holder, "resume") == 0
-
 
 def test_an_unknown_signal_is_refused(broker: Broker, holder: str) -> None:
     with pytest.raises(ValueError):

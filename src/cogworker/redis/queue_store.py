@@ -76,9 +76,9 @@ class RedisQueueStore:
         if by_queue:
             pipe.sadd(self._keys.queues, *by_queue)
         for queue, raws in by_queue.items():
-            pipe.lpush(self._keys.queue(queue), *raws)
+            pipe.lpush(self._keys.queue(queue), *(wire(raw) for raw in raws))
         if scheduled:
-            pipe.zadd(self._keys.schedule, {raw: at for at, raw in scheduled})
+            pipe.zadd(self._keys.schedule, {wire(raw): at for at, raw in scheduled})
         with translate_errors():
             pipe.execute()
         self.pusher.announce(by_queue)
