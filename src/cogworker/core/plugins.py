@@ -40,7 +40,7 @@ from cogworker.core.settings import DEACTIVATE_PREFIX, Settings
 logger = logging.getLogger(__name__)
 
 ENTRY_POINT_GROUP = "cogworker"
-BUILTIN_PLUGINS: tuple[str, ...] = ("basic", "reliable", "unique", "periodic-locks")
+BUILTIN_PLUGINS: tuple[str, ...] = ("basic", "reliable", "unique", "periodic-locks", "memory")
 DEFAULT_PLUGINS: tuple[str, ...] = ("unique", "periodic-locks")
 LOCAL_SUFFIX = ":"
 LOCAL_DISTRIBUTION = "(local module)"
