@@ -7,7 +7,7 @@ import redis
 from cogworker.redis import RedisAccess, translate_errors
 from cogworker.redis.broker import RedisBroker
 from cogworker.redis.keys import KeySchema
-from cogworker.testing.memory import MemoryBroker
+from cogworker.testing.memory_broker import MemoryBroker
 
 
 def redis_view(broker: RedisBroker) -> RedisAccess:
