@@ -129,7 +129,8 @@ class MemoryBroker:
         """Nothing to release: the state stays, and the broker works on afterwards."""
 
     def clear_locks(self) -> None:
-        """Forget every lock (fake mode's ``clear_all`` drops the locks it took)."""
+        """Forget every lock, whoever holds it (the test modes drop the locks they took
+        when the app goes back to disabled, and in ``app.testing.clear_all()``)."""
         with self.state.lock:
             self.state.locks.clear()
 
