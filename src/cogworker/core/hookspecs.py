@@ -149,9 +149,8 @@ def cogworker_broker_schemes() -> BrokerSchemes | None:
     Failure policy: propagates. A scheme (or "no URL") claimed by two active plugins is an
     error naming both.
 
-    Implemented by builtin: none yet (``App`` builds its Redis broker itself until the
-    built-in ``redis`` plugin declares ``redis``, ``rediss``, ``unix``, the ``+sentinel``
-    and ``+cluster`` schemes and "no URL").
+    Implemented by builtin: ``redis`` (``redis``, ``rediss``, ``unix``, the ``+sentinel``
+    and ``+cluster`` schemes, and "no URL": the private redis-server).
 
     Example::
 
@@ -185,8 +184,7 @@ def cogworker_make_broker(settings: Settings, project_dir: Path,
 
     Failure policy: propagates (a broker that cannot be built stops the command).
 
-    Implemented by builtin: none yet (``App`` builds its Redis broker itself until the
-    built-in ``redis`` plugin answers this hook).
+    Implemented by builtin: ``redis`` (a ``RedisBroker`` for its schemes and for no URL).
 
     Example::
 
@@ -250,8 +248,8 @@ def cogworker_requeue_lock(app: PluginHost, job: Payload) -> LockClaim | None:
     Failure policy: propagates to the fetch strategy, which logs it and requeues the job
     without a lock (a requeue is never refused).
 
-    Implemented by builtin: none yet (the Redis broker re-takes an ``until_executed`` cron
-    run's running lock itself until ``periodic-locks`` answers this hook).
+    Implemented by builtin: ``periodic-locks`` (an ``until_executed`` cron run re-takes its
+    running lock, with the queued TTL: ``unique_lock_ttl`` rounded up).
 
     Example::
 
