@@ -32,7 +32,8 @@ def cogworker_job_retried(app: PluginHost, job: Payload, exception: BaseExceptio
 
         @cogworker.hookimpl
         def cogworker_job_retried(app, job, exception, delay):
-            ...
+            app.logger("acme").info("%s %s retries in %.0fs: %s", job["class"],
+                                    job["jid"], delay, exception)
     """
 
 
@@ -75,5 +76,6 @@ def cogworker_orphans_recovered(app: PluginHost, identity: str, count: int) -> N
 
         @cogworker.hookimpl
         def cogworker_orphans_recovered(app, identity, count):
-            ...
+            app.logger("acme").warning("%d job(s) of dead process %s requeued",
+                                       count, identity)
     """

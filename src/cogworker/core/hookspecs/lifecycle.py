@@ -45,7 +45,8 @@ def cogworker_heartbeat(worker: WorkerHandle) -> None:
 
         @cogworker.hookimpl
         def cogworker_heartbeat(worker):
-            ...
+            busy = len(worker.performing_jobs())
+            worker.app.extras.setdefault("acme", {})["busy"] = busy  # read by a probe
     """
 
 
@@ -63,5 +64,6 @@ def cogworker_shutdown(worker: WorkerHandle) -> None:
 
         @cogworker.hookimpl
         def cogworker_shutdown(worker):
-            ...
+            worker.app.logger("acme").info("worker %s stopping, %d job(s) still running",
+                                           worker.identity, len(worker.performing_jobs()))
     """

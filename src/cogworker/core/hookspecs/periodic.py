@@ -75,7 +75,8 @@ def cogworker_retake_periodic_lock(app: PluginHost, job: Payload, ttl: float) ->
     Called by the heartbeat for jobs being performed after an outage.
 
     :param app: the application.
-    :param job: a payload with ``periodic_pjid``.
+    :param job: the payload; asked for every job, so an implementation checks its own
+        fields (the built-in: ``periodic_pjid``).
     :param ttl: seconds.
 
     Failure policy: isolated.
@@ -86,7 +87,8 @@ def cogworker_retake_periodic_lock(app: PluginHost, job: Payload, ttl: float) ->
 
         @cogworker.hookimpl
         def cogworker_retake_periodic_lock(app, job, ttl):
-            ...
+            if "acme_cron" in job:  # asked for every job: only this plugin's cron runs
+                app.broker.locks.retake(f"acme:cron:{job['acme_cron']}", job["jid"], ttl)
     """
 
 
@@ -95,7 +97,8 @@ def cogworker_touch_periodic_lock(app: PluginHost, job: Payload, ttl: float) -> 
     """Set a cron job's running lock TTL, owner-checked (start, heartbeat, retry wait).
 
     :param app: the application.
-    :param job: a payload with ``periodic_pjid``.
+    :param job: the payload; asked for every job, so an implementation checks its own
+        fields (the built-in: ``periodic_pjid``).
     :param ttl: seconds.
 
     Failure policy: isolated.
@@ -106,7 +109,8 @@ def cogworker_touch_periodic_lock(app: PluginHost, job: Payload, ttl: float) -> 
 
         @cogworker.hookimpl
         def cogworker_touch_periodic_lock(app, job, ttl):
-            ...
+            if "acme_cron" in job:
+                app.broker.locks.extend(f"acme:cron:{job['acme_cron']}", job["jid"], ttl)
     """
 
 
@@ -115,7 +119,8 @@ def cogworker_release_periodic_lock(app: PluginHost, job: Payload) -> None:
     """Release a cron job's running lock, owner-checked, when it finished for good.
 
     :param app: the application.
-    :param job: a payload with ``periodic_pjid``.
+    :param job: the payload; asked for every job, so an implementation checks its own
+        fields (the built-in: ``periodic_pjid``).
 
     Failure policy: isolated; failed releases are retried later by the implementation.
 
@@ -125,5 +130,6 @@ def cogworker_release_periodic_lock(app: PluginHost, job: Payload) -> None:
 
         @cogworker.hookimpl
         def cogworker_release_periodic_lock(app, job):
-            ...
+            if "acme_cron" in job:
+                app.broker.locks.release(f"acme:cron:{job['acme_cron']}", job["jid"])
     """
