@@ -28,7 +28,7 @@ def example_of(hook: str) -> str:
 def run_example(hook: str) -> Any:
     """The example's implementation of ``hook``, defined in a fresh namespace."""
     namespace: dict[str, Any] = {"cogworker": cogworker}
-    exec(compile(example_of(hook), f"<example of {hook}>", "exec"), namespace)  # noqa: S102
+    exec(compile(example_of(hook), f"<example of {hook}>", "exec"), namespace)
     return namespace[hook]
 
 
