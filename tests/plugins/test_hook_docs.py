@@ -52,6 +52,7 @@ BUILTIN_MODULES = {
     "unique": "cogworker.plugins.unique",
     "periodic-locks": "cogworker.plugins.periodic_locks",
     "web-tabs": "cogworker.web.builtin",
+    "memory": "cogworker.testing.memory_broker.plugin",
 }
 
 

@@ -32,7 +32,8 @@ def cogworker_broker_schemes() -> BrokerSchemes | None:
     error naming both.
 
     Implemented by builtin: ``redis`` (``redis``, ``rediss``, ``unix``, the ``+sentinel``
-    and ``+cluster`` schemes, and "no URL": the private redis-server).
+    and ``+cluster`` schemes, and "no URL": the private redis-server), ``memory``
+    (``memory``: a ``MemoryBroker``, not active by default).
 
     Example::
 
@@ -66,7 +67,8 @@ def cogworker_make_broker(settings: Settings, project_dir: Path,
 
     Failure policy: propagates (a broker that cannot be built stops the command).
 
-    Implemented by builtin: ``redis`` (a ``RedisBroker`` for its schemes and for no URL).
+    Implemented by builtin: ``redis`` (a ``RedisBroker`` for its schemes and for no URL),
+    ``memory`` (a ``MemoryBroker`` for ``memory://``).
 
     Example::
 
