@@ -192,6 +192,7 @@ def test_an_unknown_scheme_names_the_brokers_and_hides_the_url() -> None:
     assert "amqp://..." in str(error)
     assert "secret" not in str(error)
     assert "memory: memory://; redis: no URL, redis://, rediss://" in str(error)
+    assert "must be activated (--plugin NAME or the plugins setting" in str(error)
 
 
 def test_an_unknown_scheme_with_no_broker_active_says_so() -> None:

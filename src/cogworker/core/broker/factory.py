@@ -87,7 +87,9 @@ def unknown_scheme_error(field: str, url: str | None,
                         sorted(by_plugin.items()))
     scheme = url_scheme(url)
     shown = "no URL" if scheme == NO_URL else f"{scheme}://..."
-    accepted = (f"a URL whose scheme an active broker plugin owns ({offered})" if offered else
+    accepted = (f"a URL whose scheme an active broker plugin owns ({offered}); the plugin "
+                "for another scheme must be activated (--plugin NAME or the plugins "
+                "setting, e.g. memory for memory://)" if offered else
                 "a URL of an active broker plugin, but no broker plugin is active: "
                 "activate one (the default is redis)")
     return ConfigurationError(field, shown, accepted)
