@@ -50,3 +50,6 @@ if [[ "$(cat "$stamp_file" 2>/dev/null || true)" != "$stamp" ]]; then
     echo "$stamp" >"$stamp_file"
 fi
 
+# The third-party plugin distributions under examples/ (scripts/example_plugins.py), installed
+# from their own folders as their users would: pip install ./examples/cogworker-streams.
+"$venv_python" scripts/example_plugins.py ensure "$venv_python"

@@ -27,6 +27,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import example_plugins
 from leg_env import (
     IN_CI,
     ROOT,
@@ -146,6 +147,8 @@ def run_leg(leg: Leg, pytest_args: list[str]) -> Outcome:
     try:
         interpreter = leg_python(leg)
         python = ensure_venv(leg, interpreter)
+        # the third-party plugins tests/delivery runs, as their users install them
+        example_plugins.ensure(python)
         server = leg_server(leg, python)
     except Unavailable as missing:
         if IN_CI:

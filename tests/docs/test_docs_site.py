@@ -42,7 +42,7 @@ def test_a_broken_link_an_anchor_or_an_orphan_page_fails_the_build(tmp_path: Pat
     copy = tmp_path / "copy"
     shutil.copytree(ROOT / "docs", copy / "docs")
     shutil.copy(ROOT / "mkdocs.yml", copy / "mkdocs.yml")
-    for shared in ("src", "scripts"):
+    for shared in ("src", "scripts", "examples"):  # examples: a page includes a README
         (copy / shared).symlink_to(ROOT / shared)
     index = copy / "docs" / "index.md"
     index.write_text(index.read_text() + "\n[gone](how-to/no-such-page.md) "

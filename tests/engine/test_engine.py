@@ -1,4 +1,5 @@
-"""Job execution, failure routing and death hooks, on the in-memory broker."""
+"""Job execution, failure routing and death hooks, on the in-memory broker with the
+built-in reliable fetcher (see :mod:`engine.engine_app`)."""
 
 from __future__ import annotations
 
@@ -13,21 +14,22 @@ from typing import Any
 import pytest
 
 import cogworker
-from cogworker.core.broker import UnitOfWork
+from cogworker.core.broker import SortedSetName
 from cogworker.core.middleware import JobContext
 from cogworker.core.outage import OutageLog
-from cogworker.testing.memory import MemoryBroker
+from cogworker.testing.memory_broker import MemoryBroker
 from cogworker.worker.failures import Outcome, decide, default_backoff
 from cogworker.worker.manager import Manager
-from engine.engine_app import job_runner, memory_app
+from engine.engine_app import entries, fetch_one, job_runner, memory_app
 
 
-def fetch_one(broker: MemoryBroker, queue: str = "default") -> UnitOfWork:
-    return UnitOfWork(queue, broker.queues[queue].pop())
+def stored(broker: MemoryBroker, set_name: SortedSetName) -> list[dict[str, Any]]:
+    return [json.loads(entry.raw) for entry in entries(broker, set_name)]
 
 
-def stored(broker: MemoryBroker, set_name: str) -> list[dict[str, Any]]:
-    return [json.loads(raw) for raw in broker.sets[set_name]]
+def held(app: cogworker.App, broker: MemoryBroker) -> list[str]:
+    """The raws the app's process holds (fetched and not settled yet)."""
+    return broker.held.held(app.identity)
 
 
 def test_a_successful_job_runs_and_is_acknowledged() -> None:
@@ -40,12 +42,13 @@ def test_a_successful_job_runs_and_is_acknowledged() -> None:
 
     add.perform_async(41)
     runner, _, settler, fetcher = job_runner(app)
-    work = fetch_one(broker)
+    work = fetch_one(fetcher)
+    assert held(app, broker) == [work.raw]
     settlement = runner.run(work)
     settler.settle(work, settlement)
     assert seen == [41]
-    assert settlement.kind == "ack" and fetcher.acknowledged == [work]
-    assert broker.processed == 1 and broker.failed == 0
+    assert settlement.kind == "ack" and held(app, broker) == []
+    assert broker.stats.totals().processed == 1 and broker.stats.totals().failed == 0
 
 
 def test_a_failing_job_goes_to_retry_with_the_default_backoff() -> None:
@@ -56,16 +59,16 @@ def test_a_failing_job_goes_to_retry_with_the_default_backoff() -> None:
         raise ValueError("nope")
 
     boom.perform_async()
-    runner, _, settler, _ = job_runner(app)
+    runner, _, settler, fetcher = job_runner(app)
     before = time.time()
-    work = fetch_one(broker)
+    work = fetch_one(fetcher)
     settler.settle(work, runner.run(work))
-    ((raw, score),) = broker.sets["retry"].items()
-    job = json.loads(raw)
+    (entry,) = entries(broker, "retry")
+    job = json.loads(entry.raw)
     assert job["retry_count"] == 1 and job["error_class"] == "ValueError"
     assert job["error_message"] == "nope" and job["failed_at"] >= before
-    assert before + 16 <= score <= time.time() + 74  # 1⁴ + 15 + rand(0..29)·2
-    assert broker.failed == 1
+    assert before + 16 <= entry.score <= time.time() + 74  # 1⁴ + 15 + rand(0..29)·2
+    assert broker.stats.totals().failed == 1 and held(app, broker) == []
 
 
 def test_retries_end_in_dead_with_death_handlers_isolated(caplog: pytest.LogCaptureFixture) -> None:
@@ -89,15 +92,14 @@ def test_retries_end_in_dead_with_death_handlers_isolated(caplog: pytest.LogCapt
         calls.append("app")
 
     boom.perform_async()
-    runner, _, settler, _ = job_runner(app)
+    runner, _, settler, fetcher = job_runner(app)
     for _ in range(2):
-        work = fetch_one(broker)
+        work = fetch_one(fetcher)
         settler.settle(work, runner.run(work))
-        if broker.sets["retry"]:
-            raw = next(iter(broker.sets["retry"]))
-            del broker.sets["retry"][raw]
-            broker.queues["default"].appendleft(raw)
+        for entry in entries(broker, "retry"):  # due now: the retry comes round at once
+            assert broker.sets.graduate("retry", entry.score, limit=1).moved == 1
     (dead,) = stored(broker, "dead")
+    assert entries(broker, "retry") == [] and held(app, broker) == []
     assert dead["retry_count"] == 2 and "mutated" not in dead
     assert calls == ["job:2:always", "app"]
     assert "death handler" in caplog.text and "handler bug" in caplog.text
@@ -168,8 +170,8 @@ def test_class_job_retry_in_and_retries_exhausted() -> None:
             died.append(job["jid"])
 
     jid = Flaky.perform_async()
-    runner, _, settler, _ = job_runner(app)
-    work = fetch_one(broker)
+    runner, _, settler, fetcher = job_runner(app)
+    work = fetch_one(fetcher)
     settler.settle(work, runner.run(work))
     assert died == [jid]
     assert stored(broker, "dead")[0]["error_message"] == jid
@@ -184,23 +186,26 @@ def test_discard_writes_nothing() -> None:
 
     gone.perform_async()
     runner, _, settler, fetcher = job_runner(app)
-    work = fetch_one(broker)
+    work = fetch_one(fetcher)
     settler.settle(work, runner.run(work))
-    assert broker.sets["retry"] == {} and broker.sets["dead"] == {}
-    assert fetcher.acknowledged == [work] and broker.failed == 1
+    assert broker.sets.size("retry") == 0 and broker.sets.size("dead") == 0
+    assert held(app, broker) == [] and broker.stats.totals().failed == 1  # acknowledged
 
 
 def test_unparseable_payloads_are_buried_with_their_bytes() -> None:
     app, broker = memory_app()
     runner, _, settler, fetcher = job_runner(app)
-    for garbage in ("not json", "[1,2]", '{"class":"X"}'):
-        work = UnitOfWork("default", garbage)
+    garbage = ["not json", "[1,2]", '{"class":"X"}']
+    broker.queues.store([("default", raw) for raw in garbage], [])
+    for _ in garbage:
+        work = fetch_one(fetcher)
+        assert held(app, broker) == [work.raw]
         settler.settle(work, runner.run(work))
+        assert held(app, broker) == []  # filed and dropped in one step (fetcher.interrupt)
     dead = stored(broker, "dead")
-    assert sorted(d["raw_payload"] for d in dead) == sorted(["not json", "[1,2]", '{"class":"X"}'])
+    assert sorted(d["raw_payload"] for d in dead) == sorted(garbage)
     assert all(d["class"] == "(unparseable)" and d["queue"] == "default" for d in dead)
-    assert broker.failed == 3
-    assert fetcher.acknowledged == []  # filed and dropped in one step (fetcher.interrupt)
+    assert broker.stats.totals().failed == 3
 
 
 def test_unknown_job_fails_inside_the_chain() -> None:
@@ -216,8 +221,8 @@ def test_unknown_job_fails_inside_the_chain() -> None:
 
     app.server_middleware.append(observe)
     app.push({"class": "NoSuchJob", "args": [], "retry": 0})
-    runner, _, settler, _ = job_runner(app)
-    work = fetch_one(broker)
+    runner, _, settler, fetcher = job_runner(app)
+    work = fetch_one(fetcher)
     settler.settle(work, runner.run(work))
     assert seen == ["UnknownJobError"]
     assert stored(broker, "dead")[0]["error_class"] == "cogworker.core.errors.UnknownJobError"
@@ -233,33 +238,38 @@ def test_server_middleware_that_does_not_call_through_skips_the_job() -> None:
         ran.append(1)
 
     job.perform_async()
-    runner, _, settler, _ = job_runner(app)
-    work = fetch_one(broker)
+    runner, _, settler, fetcher = job_runner(app)
+    work = fetch_one(fetcher)
     settler.settle(work, runner.run(work))
-    assert ran == [] and broker.processed == 1
+    assert ran == [] and broker.stats.totals().processed == 1 and held(app, broker) == []
 
 
-def test_a_failed_retry_write_interrupts_instead_of_requeueing() -> None:
+def test_a_failed_retry_write_interrupts_instead_of_requeueing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     app, broker = memory_app()
 
     @app.job
     def boom() -> None:
         raise ValueError("x")
 
+    def store_down(*args: object) -> None:
+        raise OSError("down")
+
     boom.perform_async()
     runner, _, settler, fetcher = job_runner(app)
-    original = broker.file_job
-    broker.file_job = lambda *a: (_ for _ in ()).throw(OSError("down"))  # type: ignore[method-assign]
-    work = fetch_one(broker)
-    settlement = runner.run(work)
-    broker.file_job = original  # type: ignore[method-assign]
+    work = fetch_one(fetcher)
+    with monkeypatch.context() as patch:
+        patch.setattr(broker.sets, "file", store_down)
+        settlement = runner.run(work)
     settler.settle(work, settlement)
-    ((raw, score),) = broker.sets["retry"].items()
-    job = json.loads(raw)
+    (entry,) = entries(broker, "retry")
+    job = json.loads(entry.raw)
     assert settlement.kind == "interrupt"
     assert job["interrupted_count"] == 1 and job["retry_count"] == 1
-    assert score == pytest.approx(time.time() + 30, abs=5)
-    assert fetcher.given_back == [] and len(broker.queues["default"]) == 0
+    assert entry.score == pytest.approx(time.time() + 30, abs=5)
+    # filed and dropped, never given back to the queue
+    assert held(app, broker) == [] and broker.queues.size("default") == 0
 
 
 def test_manager_runs_sync_and_async_jobs_together_and_drains() -> None:
@@ -289,7 +299,7 @@ def test_manager_runs_sync_and_async_jobs_together_and_drains() -> None:
         time.sleep(0.01)
     assert manager.stop(timeout=5) == 0
     assert sorted(done) == sorted([f"s{n}" for n in range(50)] + [f"a{n}" for n in range(50)])
-    assert broker.processed == 100
+    assert broker.stats.totals().processed == 100 and held(app, broker) == []
 
 
 def test_manager_quiet_fetches_nothing() -> None:
@@ -304,7 +314,8 @@ def test_manager_quiet_fetches_nothing() -> None:
     manager.start()
     job.perform_async()
     time.sleep(0.3)
-    assert len(broker.queues["default"]) == 1 and manager.is_quiet
+    assert broker.queues.size("default") == 1 and held(app, broker) == []
+    assert manager.is_quiet
     manager.stop(timeout=1)
 
 

@@ -208,14 +208,14 @@ def test_push_bulk_uses_one_round_trip_per_thousand(
     def item(n: int) -> None: ...
 
     calls: list[int] = []
-    broker = app.broker
-    original = broker.store
+    queues = app.broker.queues
+    original = queues.store
 
     def counting_store(immediate: Any, scheduled: Any) -> None:
         calls.append(len(immediate) + len(scheduled))
         original(immediate, scheduled)
 
-    broker.store = counting_store  # type: ignore[method-assign]
+    queues.store = counting_store  # type: ignore[method-assign]
     jids = app.push_bulk(item, [[n] for n in range(2500)])
     assert calls == [1000, 1000, 500]
     assert len(set(jids)) == 2500

@@ -16,14 +16,14 @@ from collections.abc import Callable, Iterator
 import pytest
 import redis
 
+from cogworker.core.broker import RecoveryOptions, Relock
 from cogworker.core.errors import BrokerPermissionError
 from cogworker.fetchers.basic import BasicFetcher
 from cogworker.fetchers.reliable import ReliableFetcher
 from cogworker.redis.broker import RedisBroker
 from cogworker.redis.connection import make_client
 from cogworker.redis.keys import KeySchema
-from cogworker.redis.recovery import recover_orphans
-from cogworker.redis.requeue import text
+from cogworker.redis.replies import text
 from fetchers.fetch_helpers import IDENTITY, MakeJob, Push
 
 DEAD = "host-b:202:deadbeef"
@@ -60,11 +60,11 @@ def test_pushes_store_each_job_once_and_stop_announcing_after_a_refusal(
     with caplog.at_level(logging.WARNING):
         # The first push goes through push.lua, whose refused PUBLISH Redis 7 counts and
         # Redis 6.2 does not: count from after it. The next ones are LPUSH + PUBLISH.
-        broker.store([("q", singles[0])], [])
+        broker.queues.store([("q", singles[0])], [])
         before = rejected_publishes(redis_client)
         for raw in singles[1:]:
-            broker.store([("q", raw)], [])
-        broker.store([("q", bulk[0]), ("r", bulk[1])], [(time.time() + 60, later)])
+            broker.queues.store([("q", raw)], [])
+        broker.queues.store([("q", bulk[0]), ("r", bulk[1])], [(time.time() + 60, later)])
 
     assert fetch_order(redis_client, keys, "q") == [*singles, bulk[0]]
     assert fetch_order(redis_client, keys, "r") == [bulk[1]]
@@ -80,7 +80,7 @@ def test_pushes_store_each_job_once_and_stop_announcing_after_a_refusal(
 
 def test_reliable_give_back_shutdown_requeue_and_orphan_recovery_move_each_job_once(
     broker: RedisBroker, reliable: ReliableFetcher, push: Push, make_job: MakeJob,
-    redis_client: redis.Redis, keys: KeySchema,
+    redis_client: redis.Redis, keys: KeySchema, relock: Relock,
 ) -> None:
     jobs = [make_job("q") for _ in range(3)]
     push(*jobs)
@@ -91,10 +91,11 @@ def test_reliable_give_back_shutdown_requeue_and_orphan_recovery_move_each_job_o
     redis_client.sadd(keys.inprogress_identities, DEAD)
     redis_client.hset(keys.last_beat, DEAD, int(redis_client.time()[0]) - 301)
 
-    assert reliable.give_back(fetched[2]) is True  # requeue_one.lua
-    assert reliable.requeue_unfinished([], []) == 2  # requeue_in_progress.lua
-    report = recover_orphans(broker, IDENTITY, threshold=300.0, max_orphanings=3,
-                             queued_ttl=86_400, scan=False)  # requeue_orphan.lua
+    assert reliable.give_back(fetched[2]) is True  # held_return.lua
+    assert reliable.requeue_unfinished([], []) == 2  # held_requeue_all.lua
+    report = broker.held.recover_orphans(
+        IDENTITY, RecoveryOptions(threshold=300.0, max_orphanings=3), relock,
+    )  # requeue_orphan.lua
 
     assert report.moved == 2
     assert redis_client.llen(keys.inprogress(IDENTITY)) == 0
@@ -112,8 +113,8 @@ def test_basic_give_back_and_shutdown_requeue_move_each_job_once(
     redis_client.hset(keys.workers(IDENTITY), "t1", json.dumps(
         {"queue": "q", "payload": json.loads(running), "run_at": 1}))
 
-    assert basic.give_back(work) is True  # RPUSH, then a PUBLISH that is refused
-    assert basic.requeue_unfinished([], []) == 1  # requeue_payload.lua
+    assert basic.give_back(work) is True  # queue_push_back.lua: a refused PUBLISH inside
+    assert basic.requeue_unfinished([], []) == 1  # queue_push_back.lua
 
     assert fetch_order(redis_client, keys, "q") == [running, first]  # both RPUSHed: next
 
@@ -127,11 +128,11 @@ def test_a_user_without_the_keys_gets_a_permission_error_that_says_what_to_grant
     try:
         for immediate in ([("q", make_job("q"))], [("q", make_job("q")), ("r", make_job("r"))]):
             with pytest.raises(BrokerPermissionError) as caught:
-                broker.store(immediate, [])
+                broker.queues.store(immediate, [])
             assert "ACL SETUSER <user> ~cogworker:*" in str(caught.value)
             assert isinstance(caught.value.__cause__, redis.ResponseError)
         with pytest.raises(BrokerPermissionError):
-            broker.paused_queues()
+            broker.queues.paused()
     finally:
         broker.close()
     assert redis_client.exists(keys.queue("q"), keys.queue("r")) == 0
@@ -139,5 +140,5 @@ def test_a_user_without_the_keys_gets_a_permission_error_that_says_what_to_grant
 
 def test_a_subscription_the_acl_refuses_is_a_permission_error(broker: RedisBroker) -> None:
     with (pytest.raises(BrokerPermissionError, match="ACL SETUSER"),
-          broker.subscribe_signals("host-a:1:abc")):
+          broker.processes.subscribe_signals("host-a:1:abc")):
         pass

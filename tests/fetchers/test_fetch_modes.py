@@ -11,6 +11,7 @@ import pluggy
 import pytest
 import redis
 
+import cogworker
 from cogworker.core import hookspecs
 from cogworker.core.errors import BrokerUnavailableError
 from cogworker.core.markers import PROJECT_NAME
@@ -90,7 +91,7 @@ def test_without_blmove_the_job_still_runs_via_basic_and_the_warning_is_logged_o
     client = redis.Redis.from_url(server.url)
     broker = RedisBroker(client, keys)
     first, second = make_job("a"), make_job("a")
-    broker.store([("a", first), ("a", second)], [])
+    broker.queues.store([("a", first), ("a", second)], [])
     fetcher = ReliableFetcher(broker, IDENTITY, idle_max_interval=0.2)
 
     with caplog.at_level(logging.WARNING):
@@ -100,7 +101,7 @@ def test_without_blmove_the_job_still_runs_via_basic_and_the_warning_is_logged_o
         # ... an empty queue is waited on with BLMOVE, which is missing: basic from now on
         assert fetcher.fetch(queues, 0.2) == []
         third = make_job("a")
-        broker.store([("a", third)], [])
+        broker.queues.store([("a", third)], [])
         fetched += fetcher.fetch(queues, 1.0)
     fetcher.close()
     client.close()
@@ -109,7 +110,7 @@ def test_without_blmove_the_job_still_runs_via_basic_and_the_warning_is_logged_o
     assert (fetcher.mode, fetcher.reliable) == ("basic", False)
     warnings = [r.getMessage() for r in caplog.records if FALLBACK_WARNING in r.getMessage()]
     assert len(warnings) == 1
-    assert "isn't supported by this Redis" in warnings[0]
+    assert "isn't supported by this broker" in warnings[0]
 
 
 def test_an_old_server_gets_basic_with_a_warning(
@@ -148,10 +149,10 @@ def test_fetching_works_after_the_script_cache_is_flushed(
     broker = RedisBroker(client, keys)
     fetcher = ReliableFetcher(broker, IDENTITY)
     jobs = [make_job("a"), make_job("b")]
-    broker.store([("a", jobs[0])], [])
+    broker.queues.store([("a", jobs[0])], [])
     got = fetcher.fetch(["a", "b"], 1.0)
     client.script_flush()
-    broker.store([("b", jobs[1])], [])
+    broker.queues.store([("b", jobs[1])], [])
 
     got += fetcher.fetch(["a", "b"], 1.0)
     fetcher.acknowledge(got)
@@ -169,29 +170,30 @@ def plugin_manager() -> pluggy.PluginManager:
     return manager
 
 
-def test_the_reliable_plugin_wins_over_basic_and_reads_the_settings(broker: RedisBroker) -> None:
-    app = SimpleNamespace(settings=Settings(fetch_idle_max_interval=0.5, unique_lock_ttl=99.5),
-                          identity=IDENTITY)
+def test_the_reliable_plugin_wins_over_basic_and_reads_the_settings(
+    broker: RedisBroker, redis_url: str, namespace: str, make_job: MakeJob,
+) -> None:
+    app = cogworker.App(redis_url=redis_url, namespace=namespace,
+                        fetch_idle_max_interval=0.5, unique_lock_ttl=99.5)
+    app.identity = IDENTITY
     manager = plugin_manager()
     manager.register(reliable_plugin, "reliable")
 
     fetcher = manager.hook.cogworker_make_fetcher(app=app, broker=broker)
 
     assert isinstance(fetcher, ReliableFetcher)
-    assert (fetcher.identity, fetcher.idle_max_interval, fetcher.queued_ttl) == (
-        IDENTITY, 0.5, 100)
+    assert (fetcher.identity, fetcher.idle_max_interval) == (IDENTITY, 0.5)
+    cron = make_job("c", periodic_until_executed=True, periodic_pjid="p1")
+    claim = fetcher.relock(cron) if fetcher.relock is not None else None
+    assert claim is not None and claim.ttl == 100  # ceil(unique_lock_ttl), for requeues
     fetcher.close()
 
 
-def test_basic_alone_makes_a_basic_fetcher_and_neither_serves_other_brokers(
-    broker: RedisBroker,
-) -> None:
+def test_basic_alone_makes_a_basic_fetcher(broker: RedisBroker) -> None:
     app = SimpleNamespace(settings=Settings(), identity=IDENTITY)
     manager = plugin_manager()
 
     assert isinstance(manager.hook.cogworker_make_fetcher(app=app, broker=broker), BasicFetcher)
-    assert manager.hook.cogworker_make_fetcher(app=app, broker=object()) is None
-    assert reliable_plugin.cogworker_make_fetcher(app, object()) is None
 
 
 def test_close_ends_a_wait_on_paused_queues_at_once(
@@ -218,7 +220,7 @@ def test_the_batch_fetch_script_needs_no_lmove(
     client = redis.Redis.from_url(server.url)
     broker = RedisBroker(client, keys)
     first, second = make_job("a"), make_job("b")
-    broker.store([("a", first), ("b", second)], [])
+    broker.queues.store([("a", first), ("b", second)], [])
     fetcher = ReliableFetcher(broker, IDENTITY, idle_max_interval=0.2)
 
     with caplog.at_level(logging.WARNING):

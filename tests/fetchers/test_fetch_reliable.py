@@ -1,4 +1,4 @@
-"""The reliable fetcher: a job waits on the in-progress list until it is settled."""
+"""The reliable fetcher: a job is held (on Redis, its in-progress list) until settled."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import redis
 from cogworker.core.broker import Fetcher, UnitOfWork
 from cogworker.fetchers.reliable import ReliableFetcher
 from cogworker.redis.keys import KeySchema
-from cogworker.redis.requeue import text
+from cogworker.redis.replies import text
 from fetchers.fetch_helpers import IDENTITY, MakeJob, Push
 
 
@@ -138,12 +138,12 @@ def test_park_unsettled_hands_the_record_over_and_drops_the_job(
     job = make_job()
     push(job)
     work = reliable.fetch(["default"], 1.0)[0]
-    record = json.dumps({"set": keys.dead, "score": 5, "payload": job})
 
     assert reliable.in_progress() == [job]
-    assert reliable.park_unsettled(work.raw, record) is True
-    assert reliable.park_unsettled(work.raw, record) is False
-    assert redis_client.lrange(keys.unsettled, 0, -1) == [record.encode()]
+    assert reliable.park_unsettled(work, "dead", 5.0, job) is True
+    assert reliable.park_unsettled(work, "dead", 5.0, job) is False
+    [record] = redis_client.lrange(keys.unsettled, 0, -1)
+    assert json.loads(record) == {"set": keys.dead, "score": 5.0, "payload": job}
     assert reliable.in_progress() == []
 
 

@@ -10,11 +10,10 @@ from typing import Any
 import pytest
 import redis
 
-from cogworker.core.broker import RecoveryReport
+from cogworker.core.broker import RecoveryOptions, RecoveryReport, Relock
 from cogworker.fetchers.reliable import ReliableFetcher
 from cogworker.redis.broker import RedisBroker
 from cogworker.redis.keys import KeySchema
-from cogworker.redis.recovery import bury_repeat_orphans, recover_orphans
 from fetchers.fetch_helpers import IDENTITY, MakeJob
 
 DEAD = "host-b:202:deadbeef"
@@ -23,12 +22,11 @@ Recover = Callable[..., RecoveryReport]
 
 
 @pytest.fixture
-def recover(broker: RedisBroker) -> Recover:
+def recover(broker: RedisBroker, relock: Relock) -> Recover:
     def run(**overrides: Any) -> RecoveryReport:
-        options: dict[str, Any] = {"threshold": 300.0, "max_orphanings": 3,
-                                   "queued_ttl": 86_400, "scan": False}
+        options: dict[str, Any] = {"threshold": 300.0, "max_orphanings": 3, "scan": False}
         options.update(overrides)
-        return recover_orphans(broker, IDENTITY, **options)
+        return broker.held.recover_orphans(IDENTITY, RecoveryOptions(**options), relock)
 
     return run
 
@@ -80,18 +78,16 @@ def test_a_dead_process_s_jobs_run_next_in_their_fetch_order_and_it_is_forgotten
 ) -> None:
     orphans = [make_job("q"), make_job("q"), make_job("q")]
     waiting = make_job("q")
-    broker.store([("q", waiting)], [])
+    broker.queues.store([("q", waiting)], [])
     leave_in_progress(redis_client, keys, orphans, beat_age=301)
-    recovered: list[tuple[str, int]] = []
-
     with caplog.at_level(logging.WARNING):
-        report = recover(on_recovered=lambda who, count: recovered.append((who, count)))
+        report = recover()
     fetcher = ReliableFetcher(broker, IDENTITY)
     order = [w.raw for w in fetcher.fetch(["q"], 1.0, max_jobs=4)]
     fetcher.close()
 
     assert report.moved == 3
-    assert recovered == [(DEAD, 3)]
+    assert report.recovered == {DEAD: 3}
     assert order == [*orphans, waiting]
     assert redis_client.exists(keys.inprogress(DEAD)) == 0
     assert redis_client.smembers(keys.inprogress_identities) == set()
@@ -141,9 +137,9 @@ def test_a_job_orphaned_too_often_is_parked_then_buried_in_dead(
 
     report = recover()
     parked = redis_client.lrange(keys.repeat_orphans, 0, -1)
-    stored = bury_repeat_orphans(broker, 1234.5, max_orphanings=3)
+    stored = broker.held.bury_repeat_orphans(1234.5, 3)
 
-    assert report.moved == 1
+    assert (report.moved, report.parked) == (1, 1)
     assert redis_client.lrange(keys.queue("q"), 0, -1) == [fine.encode()]
     assert parked == [fatal.encode()]
     assert redis_client.llen(keys.repeat_orphans) == 0
@@ -249,3 +245,22 @@ def test_an_empty_list_of_a_dead_process_is_forgotten_and_a_live_one_kept(
 
     assert redis_client.smembers(keys.inprogress_identities) == {b"alive:1:1"}
     assert redis_client.hkeys(keys.last_beat) == [b"alive:1:1"]
+
+
+def test_a_process_vouched_dead_is_recovered_without_the_liveness_check(
+    broker: RedisBroker, relock: Relock, redis_client: redis.Redis, keys: KeySchema,
+    make_job: MakeJob,
+) -> None:
+    orphans = [make_job("q"), make_job("q")]
+    leave_in_progress(redis_client, keys, orphans, beat_age=5, present=True)
+    options = RecoveryOptions(threshold=300.0, max_orphanings=3)
+
+    assert broker.held.recover_orphans(IDENTITY, options, relock).moved == 0  # looks alive
+    report = broker.held.recover_process(DEAD, options, relock)
+
+    assert (report.moved, report.recovered) == (2, {DEAD: 2})
+    # the earliest fetched nearest the pop end (the right): it runs first again
+    assert redis_client.lrange(keys.queue("q"), 0, -1) == [raw.encode() for raw in
+                                                           reversed(orphans)]
+    assert [redis_client.get(keys.orphanings(jid(raw))) for raw in orphans] == [b"1"] * 2
+    assert redis_client.smembers(keys.inprogress_identities) == set()

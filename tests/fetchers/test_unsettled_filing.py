@@ -8,8 +8,8 @@ import redis
 
 from cogworker.fetchers.reliable import ReliableFetcher
 from cogworker.redis.broker import RedisBroker
+from cogworker.redis.filing import unsettled_record
 from cogworker.redis.keys import KeySchema
-from cogworker.redis.recovery import file_unsettled, unsettled_record
 from fetchers.fetch_helpers import MakeJob, Push
 
 
@@ -22,9 +22,9 @@ def test_a_parked_failure_is_filed_into_its_set(
     work = reliable.fetch(["default"], 1.0)[0]
     redis_client.set(keys.orphanings(json.loads(job)["jid"]), 1)
     failed = job[:-1] + ',"error_class":"Boom"}'
-    reliable.park_unsettled(work.raw, unsettled_record(keys, "dead", 77.0, failed))
+    reliable.park_unsettled(work, "dead", 77.0, failed)
 
-    filed = file_unsettled(broker)
+    filed = broker.held.file_unsettled()
 
     assert filed == [("dead", failed)]
     assert redis_client.zrange(keys.dead, 0, -1, withscores=True) == [(failed.encode(), 77.0)]
@@ -46,7 +46,7 @@ def test_unusable_records_are_quarantined_and_the_rest_still_filed(
             unsettled_record(keys, "schedule", 99, schedule_job)]
     redis_client.rpush(keys.unsettled, bad[0], good[0], *bad[1:], good[1])
 
-    filed = file_unsettled(broker)
+    filed = broker.held.file_unsettled()
 
     assert filed == [("retry", retry_job), ("schedule", schedule_job)]
     assert redis_client.zrange(keys.retry, 0, -1, withscores=True) == [
@@ -57,4 +57,4 @@ def test_unusable_records_are_quarantined_and_the_rest_still_filed(
 
 
 def test_nothing_to_file_is_quick(broker: RedisBroker) -> None:
-    assert file_unsettled(broker) == []
+    assert broker.held.file_unsettled() == []

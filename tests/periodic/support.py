@@ -9,7 +9,9 @@ from collections.abc import Callable
 import redis
 
 from cogworker.app import App
+from cogworker.core.broker import WorkRecord
 from cogworker.core.payload import Payload, decode
+from helpers.redis_access import client_of, keys_of
 
 # 2024-05-01 10:00:00 UTC, a Wednesday: far from any DST change.
 START = 1_714_557_600.0
@@ -68,13 +70,13 @@ class StandInManager:
     def handle_dead_jobs(self, stored_raws: list[str], reason: str) -> None:
         """Not used by the ticker."""
 
-    def work_entries(self) -> dict[str, str]:
+    def work_entries(self) -> dict[str, WorkRecord]:
         return {}
 
 
 def queued(app: App, queue: str = "default") -> list[Payload]:
     """The jobs on a queue, oldest push first."""
-    raws: list[bytes | str] = app.broker.client.lrange(app.keys.queue(queue), 0, -1)
+    raws: list[bytes | str] = client_of(app).lrange(keys_of(app).queue(queue), 0, -1)
     return [decode(raw) for raw in reversed(raws)]
 
 

@@ -1,8 +1,7 @@
-"""RedisBroker client-side and bookkeeping writes: store, file_job, stats, workers, reads."""
+"""RedisBroker client-side and bookkeeping writes: store, file, stats, work, reads."""
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -10,6 +9,7 @@ from typing import Any
 import pytest
 import redis
 
+from cogworker.core.broker import WorkRecord
 from cogworker.core.errors import BrokerError
 from cogworker.core.payload import dumps, new_jid
 from cogworker.redis.broker import RedisBroker
@@ -73,8 +73,8 @@ def test_store_pushes_one_job_in_one_round_trip(
     listener.subscribe(keys.wakeup)  # a worker waiting on several queues: PUBLISH is sent
     assert listener.get_message(timeout=5.0) is not None  # the subscription is confirmed
     warm_up = job()
-    broker.store([("default", warm_up)], [])  # registers the queue (push.lua)
-    broker.store([("default", warm_up)], [])  # opens the push connection
+    broker.queues.store([("default", warm_up)], [])  # registers the queue (push.lua)
+    broker.queues.store([("default", warm_up)], [])  # opens the push connection
     redis_client.lpop(keys.queue("default"))
     raw = job()
     pooled = RoundTrips(monkeypatch, broker.client)
@@ -87,7 +87,7 @@ def test_store_pushes_one_job_in_one_round_trip(
 
     monkeypatch.setattr(PushLine, "_write", counting_write)
     before = command_calls(redis_client)
-    broker.store([("default", raw)], [])
+    broker.queues.store([("default", raw)], [])
     delta = calls_delta(before, command_calls(redis_client))
     assert len(writes) == 1  # one frame: LPUSH and PUBLISH together
     assert pooled.count == 0  # the push connection, not the pool's
@@ -108,7 +108,7 @@ def test_store_bulk_and_scheduled_in_one_round_trip(
     scheduled = [(later, job("c", at=later)), (later + 1, job("c", at=later + 1))]
     trips = RoundTrips(monkeypatch, broker.client)
     before = command_calls(redis_client)
-    broker.store(immediate, scheduled)
+    broker.queues.store(immediate, scheduled)
     delta = calls_delta(before, command_calls(redis_client))
     assert trips.count == 1
     assert delta["lpush"] == 2  # one LPUSH per distinct queue
@@ -125,8 +125,8 @@ def test_store_keeps_fifo_order_for_right_pops(
     broker: RedisBroker, keys: KeySchema, redis_client: redis.Redis
 ) -> None:
     raws = [job() for _ in range(5)]
-    broker.store([("default", raw) for raw in raws[:3]], [])
-    broker.store([("default", raw) for raw in raws[3:]], [])
+    broker.queues.store([("default", raw) for raw in raws[:3]], [])
+    broker.queues.store([("default", raw) for raw in raws[3:]], [])
     popped = [redis_client.rpop(keys.queue("default")) for _ in raws]
     assert popped == [raw.encode() for raw in raws]
 
@@ -136,13 +136,13 @@ def test_store_with_nothing_sends_nothing(
 ) -> None:
     broker.ping()
     trips = RoundTrips(monkeypatch, broker.client)
-    broker.store([], [])
+    broker.queues.store([], [])
     assert trips.count == 0
 
 
 def test_store_announces_queues_on_the_wakeup_channel(broker: RedisBroker) -> None:
-    with broker.subscribe_wakeups() as wakeups:
-        broker.store([("mail", job("mail")), ("mail", job("mail"))], [])
+    with broker.queues.subscribe_wakeups() as wakeups:
+        broker.queues.store([("mail", job("mail")), ("mail", job("mail"))], [])
         assert wakeups.get(5.0) == "mail"
         assert wakeups.get(0.05) is None  # once per queue, not per job
 
@@ -153,7 +153,7 @@ def test_file_job_adds_to_retry_without_trimming(
     broker = RedisBroker(make_client(redis_url, max_connections=2), keys, dead_max_jobs=1)
     raws = [job() for _ in range(3)]
     for score, raw in enumerate(raws):
-        broker.file_job("retry", 100.0 + score, raw)
+        broker.sets.file("retry", 100.0 + score, raw)
     assert redis_client.zcard(keys.retry) == 3
     broker.close()
 
@@ -165,7 +165,7 @@ def test_dead_is_capped_by_count_oldest_first(
     now = time.time()
     raws = [job() for _ in range(5)]
     for offset, raw in enumerate(raws):
-        broker.file_job("dead", now + offset, raw)
+        broker.sets.file("dead", now + offset, raw)
     kept = redis_client.zrange(keys.dead, 0, -1)
     assert kept == [raw.encode() for raw in raws[2:]]
     broker.close()
@@ -178,7 +178,7 @@ def test_dead_is_capped_by_age(
     old, recent, new = job(), job(), job()
     now = time.time()
     redis_client.zadd(keys.dead, {old: now - 1000, recent: now - 10})
-    broker.file_job("dead", now, new)
+    broker.sets.file("dead", now, new)
     assert redis_client.zrange(keys.dead, 0, -1) == [recent.encode(), new.encode()]
     broker.close()
 
@@ -188,7 +188,7 @@ def test_file_job_into_a_wrong_type_key_raises(
 ) -> None:
     redis_client.set(keys.dead, "not a sorted set")
     with pytest.raises(BrokerError) as caught:
-        broker.file_job("dead", time.time(), job())
+        broker.sets.file("dead", time.time(), job())
     assert isinstance(caught.value.__cause__, redis.ResponseError)
 
 
@@ -197,8 +197,8 @@ def test_record_outcomes_counts_totals_and_this_hour(
 ) -> None:
     now = 1_700_000_123.0
     hour_key = keys.throughput(int(now // 3600))
-    broker.record_outcomes(3, 0, now)
-    broker.record_outcomes(1, 2, now)
+    broker.stats.record_outcomes(3, 0, now)
+    broker.stats.record_outcomes(1, 2, now)
     assert redis_client.get(keys.stats_processed) == b"4"
     assert redis_client.get(keys.stats_failed) == b"2"
     assert redis_client.hgetall(hour_key) == {b"processed": b"4", b"failed": b"2"}
@@ -209,8 +209,8 @@ def test_record_outcomes_skips_zero_fields(
     broker: RedisBroker, keys: KeySchema, redis_client: redis.Redis
 ) -> None:
     now = 1_700_000_123.0
-    broker.record_outcomes(0, 0, now)
-    broker.record_outcomes(2, 0, now)
+    broker.stats.record_outcomes(0, 0, now)
+    broker.stats.record_outcomes(2, 0, now)
     assert redis_client.hgetall(keys.throughput(int(now // 3600))) == {b"processed": b"2"}
     assert redis_client.exists(keys.stats_failed) == 0
 
@@ -218,19 +218,20 @@ def test_record_outcomes_skips_zero_fields(
 def test_set_and_clear_work(
     broker: RedisBroker, keys: KeySchema, redis_client: redis.Redis
 ) -> None:
-    entry = json.dumps({"queue": "default", "payload": {"class": "Work"}, "run_at": 1})
-    broker.set_work("host:1:abc", "tid1", entry)
+    entry = dumps({"queue": "default", "payload": {"class": "Work"}, "run_at": 1})
+    broker.processes.set_work("host:1:abc", "tid1",
+                              WorkRecord("default", {"class": "Work"}, 1.0))
     assert redis_client.hgetall(keys.workers("host:1:abc")) == {b"tid1": entry.encode()}
-    broker.clear_work("host:1:abc", "tid1")
+    broker.processes.clear_work("host:1:abc", "tid1")
     assert redis_client.exists(keys.workers("host:1:abc")) == 0
 
 
 def test_paused_queues_are_read_as_text(
     broker: RedisBroker, keys: KeySchema, redis_client: redis.Redis
 ) -> None:
-    assert broker.paused_queues() == set()
+    assert broker.queues.paused() == set()
     redis_client.sadd(keys.paused_queues, "mail", "reports")
-    assert broker.paused_queues() == {"mail", "reports"}
+    assert broker.queues.paused() == {"mail", "reports"}
 
 
 def test_server_time_is_the_servers_clock(
@@ -264,13 +265,13 @@ def test_the_first_push_of_a_queue_registers_it_atomically(
     broker: RedisBroker, keys: KeySchema, redis_client: redis.Redis,
 ) -> None:
     before = command_calls(redis_client)
-    broker.store([("fresh", job("fresh"))], [])
+    broker.queues.store([("fresh", job("fresh"))], [])
     delta = calls_delta(before, command_calls(redis_client))
     assert delta["sadd"] == 1 and delta["lpush"] == 1 and delta["publish"] == 1
     assert redis_client.smembers(keys.queues) == {b"fresh"}
     redis_client.delete(keys.queues)
-    broker._pusher.forget()
-    broker.store([("fresh", job("fresh"))], [])
+    broker.queues.pusher.forget()
+    broker.queues.store([("fresh", job("fresh"))], [])
     assert redis_client.smembers(keys.queues) == {b"fresh"}
     assert redis_client.llen(keys.queue("fresh")) == 2
 
@@ -278,11 +279,11 @@ def test_the_first_push_of_a_queue_registers_it_atomically(
 def test_a_push_onto_a_wrong_type_key_raises_broker_error(
     broker: RedisBroker, keys: KeySchema, redis_client: redis.Redis,
 ) -> None:
-    broker.store([("q", job("q"))], [])
+    broker.queues.store([("q", job("q"))], [])
     redis_client.delete(keys.queue("q"))
     redis_client.set(keys.queue("q"), "not a list")
     with pytest.raises(BrokerError) as info:
-        broker.store([("q", job("q"))], [])
+        broker.queues.store([("q", job("q"))], [])
     assert "WRONGTYPE" in str(info.value)
-    broker.store([("other", job("other"))], [])  # the connection is still usable
+    broker.queues.store([("other", job("other"))], [])  # the connection is still usable
     assert redis_client.llen(keys.queue("other")) == 1

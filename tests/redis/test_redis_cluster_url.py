@@ -15,6 +15,7 @@ from cogworker.redis.cluster import SlotOwnerSSLConnection, namespace_slot
 from cogworker.redis.connection import make_client
 from cogworker.redis.keys import KeySchema
 from cogworker.redis.server_process import free_port
+from helpers.redis_access import keys_of
 from helpers.redis_cluster import start_cluster
 from helpers.redis_servers import RedisServerFactory
 
@@ -31,9 +32,9 @@ def test_the_master_of_the_slot_is_found_past_a_dead_node_and_holds_every_key(
     url = f"redis+cluster://127.0.0.1:{free_port()},127.0.0.1:{cluster.port(other)}"
     broker = RedisBroker(make_client(url, max_connections=4, namespace=namespace), keys)
     try:
-        broker.store([("default", JOB)], [])  # push.lua
-        broker.store([("default", JOB)], [])  # a push line
-        broker.store([("default", JOB), ("low", JOB)], [(time.time() + 60, JOB)])  # MULTI
+        broker.queues.store([("default", JOB)], [])  # push.lua
+        broker.queues.store([("default", JOB)], [])  # a push line
+        broker.queues.store([("default", JOB), ("low", JOB)], [(time.time() + 60, JOB)])  # MULTI
         assert broker.server_time() > 0
     finally:
         broker.close()
@@ -50,15 +51,15 @@ def test_no_reachable_node_is_unavailable_and_names_the_slot(namespace: str) -> 
     broker = RedisBroker(make_client(url, max_connections=1, namespace=namespace),
                          KeySchema(namespace, cluster=True))
     with pytest.raises(BrokerUnavailableError) as caught:
-        broker.store([("default", JOB)], [])
+        broker.queues.store([("default", JOB)], [])
     assert f"master of hash slot {namespace_slot(namespace)}" in str(caught.value)
     broker.close()
 
 
 def test_a_cluster_url_makes_the_keys_hash_tagged(namespace: str) -> None:
     app = App(redis_url="redis+cluster://node1:6379,node2:6379", namespace=namespace)
-    assert app.keys.cluster is True
-    assert app.keys.queue("default") == f"{{{namespace}}}:queue:default"
+    assert keys_of(app).cluster is True
+    assert keys_of(app).queue("default") == f"{{{namespace}}}:queue:default"
 
 
 def test_rediss_cluster_url_uses_tls_connections() -> None:

@@ -72,7 +72,7 @@ def test_every_push_stores_its_job_and_wakes_a_listener(
     listener = listen(redis_client, keys.wakeup)
     raws = [job() for _ in range(3)]
     for raw in raws:  # the first runs push.lua; the next two take a push line
-        broker.store([("default", raw)], [])
+        broker.queues.store([("default", raw)], [])
 
     assert queued(redis_client, keys) == raws
     woken = [listener.get_message(timeout=5.0) for _ in raws]
@@ -87,7 +87,7 @@ def test_a_bulk_push_stores_every_job_and_wakes_each_queue(
     listener = listen(redis_client, keys.wakeup)
     mail, default = [job("mail") for _ in range(3)], [job() for _ in range(2)]
 
-    broker.store([("mail", raw) for raw in mail] + [("default", raw) for raw in default], [])
+    broker.queues.store([("mail", raw) for raw in mail] + [("default", raw) for raw in default], [])
 
     assert queued(redis_client, keys, "mail") == mail
     assert queued(redis_client, keys) == default
@@ -105,7 +105,7 @@ def test_both_fetchers_take_pushed_jobs_in_order(
     raws = [job() for _ in range(3)]
     try:
         for raw in raws:
-            broker.store([("default", raw)], [])
+            broker.queues.store([("default", raw)], [])
         fetched = [fetcher.fetch(["default"], 2.0) for _ in raws]
         assert [work.raw for works in fetched for work in works] == raws
         fetcher.acknowledge([work for works in fetched for work in works])
@@ -120,7 +120,7 @@ def test_a_fetch_waiting_on_several_queues_is_woken_by_a_push(broker: RedisBroke
     try:
         assert fetcher.fetch(["mail", "default"], 0.2) == []  # subscribes to wake-ups
         raw = job("mail")
-        broker.store([("mail", raw)], [])
+        broker.queues.store([("mail", raw)], [])
         # Woken by the wake-up: far sooner than idle_max_interval, within the fetch timeout.
         works = fetcher.fetch(["mail", "default"], 10.0)
         assert [work.raw for work in works] == [raw]
@@ -130,8 +130,8 @@ def test_a_fetch_waiting_on_several_queues_is_woken_by_a_push(broker: RedisBroke
 
 
 def test_remote_signals_arrive_over_the_subscription(broker: RedisBroker) -> None:
-    with broker.subscribe_signals(IDENTITY) as subscription:
-        assert broker.publish_signal(IDENTITY, "quiet") == 1
+    with broker.processes.subscribe_signals(IDENTITY) as subscription:
+        assert broker.processes.signal(IDENTITY, "quiet") == 1
         assert subscription.get(5.0) == "quiet"
 
 

@@ -160,7 +160,7 @@ def push_through_a_push_line(url: str, keys: KeySchema) -> list[bytes | str]:
     broker = RedisBroker(make_client(url, max_connections=2), keys)
     try:
         for n in range(2):
-            broker.store([("default", f'{{"class":"J","args":[{n}]}}')], [])
+            broker.queues.store([("default", f'{{"class":"J","args":[{n}]}}')], [])
         commands = [entry["cmd"] for entry in broker.client.client_list()]
         assert "publish" in commands  # the push connection's last command
         return broker.client.lrange(keys.queue("default"), 0, -1)

@@ -6,8 +6,9 @@ import time
 
 import pytest
 import redis
+import redis.exceptions as rex
 
-from cogworker.core.errors import BrokerError, BrokerUnavailableError
+from cogworker.core.errors import BrokerError, BrokerFullError, BrokerUnavailableError
 from cogworker.redis.broker import RedisBroker
 from cogworker.redis.connection import make_client
 from cogworker.redis.keys import KeySchema
@@ -22,10 +23,10 @@ def test_an_unreachable_server_is_unavailable(keys: KeySchema) -> None:
                                      max_connections=1), keys)
     assert broker.ping() is False
     with pytest.raises(BrokerUnavailableError) as caught:
-        broker.store([("default", JOB)], [])
+        broker.queues.store([("default", JOB)], [])
     assert isinstance(caught.value.__cause__, redis.ConnectionError)
     with pytest.raises(BrokerUnavailableError):
-        broker.beat("h:1:a", "{}", 0, False, ["default"], 60, True)
+        broker.processes.beat("h:1:a", {}, 0, False, ["default"], 60, holds_jobs=True)
     broker.close()
 
 
@@ -34,13 +35,13 @@ def test_a_server_that_goes_away_and_comes_back(
 ) -> None:
     server = redis_server_factory(appendonly=False)
     broker = RedisBroker(make_client(server.url, max_connections=2), keys)
-    broker.store([("default", JOB)], [])
+    broker.queues.store([("default", JOB)], [])
     server.kill()
     with pytest.raises(BrokerUnavailableError):
         broker.server_time()
     server.restart()
     assert broker.ping() is True
-    broker.store([("default", JOB)], [])
+    broker.queues.store([("default", JOB)], [])
     assert broker.client.llen(keys.queue("default")) == 1  # no persistence: only the 2nd
     broker.close()
 
@@ -51,7 +52,7 @@ def test_a_read_only_replica_is_unavailable(
     broker, demote = demotable_broker(redis_server_factory, keys)
     demote()
     with pytest.raises(BrokerUnavailableError) as caught:
-        broker.file_job("retry", time.time(), JOB)
+        broker.sets.file("retry", time.time(), JOB)
     assert isinstance(caught.value.__cause__, redis.ReadOnlyError)
     broker.close()
 
@@ -62,8 +63,24 @@ def test_a_wrong_type_key_is_a_broker_error_with_its_cause(
     broker = RedisBroker(make_client(redis_url, max_connections=1), keys)
     redis_client.set(keys.queue("default"), "not a list")
     with pytest.raises(BrokerError) as caught:
-        broker.store([("default", JOB)], [])
+        broker.queues.store([("default", JOB)], [])
     assert not isinstance(caught.value, BrokerUnavailableError)
     assert isinstance(caught.value.__cause__, redis.ResponseError)
     assert "WRONGTYPE" in str(caught.value)
     broker.close()
+
+
+def test_a_full_server_is_a_full_broker_not_an_unavailable_one(
+    redis_server_factory: RedisServerFactory, keys: KeySchema
+) -> None:
+    server = redis_server_factory(appendonly=False)
+    client = redis.Redis.from_url(server.url)
+    client.config_set("maxmemory-policy", "noeviction")
+    client.config_set("maxmemory", 1)  # below what Redis uses: every growing write refused
+    broker = RedisBroker(make_client(server.url, max_connections=1), keys)
+    with pytest.raises(BrokerFullError) as caught:
+        broker.sets.file("retry", time.time(), JOB)
+    assert isinstance(caught.value.__cause__, rex.OutOfMemoryError)
+    assert broker.ping() is True  # full is not unreachable
+    broker.close()
+    client.close()

@@ -11,12 +11,11 @@ from typing import Any, cast
 import pytest
 import redis
 
-from cogworker.core.broker import GraduationReport
+from cogworker.core.broker import DEFER_DELAY, GraduationReport
 from cogworker.core.errors import BrokerUnavailableError
 from cogworker.core.payload import UNPARSEABLE_CLASS, dumps, new_jid
 from cogworker.redis.broker import RedisBroker
 from cogworker.redis.connection import make_client
-from cogworker.redis.graduation import DEFER_DELAY
 from cogworker.redis.keys import KeySchema
 from cogworker.redis.server_process import free_port
 
@@ -39,7 +38,7 @@ def test_due_entries_move_and_future_ones_stay(
     due = [job(), job("mail")]
     future = job()
     redis_client.zadd(keys.schedule, {due[0]: now - 10, due[1]: now, future: now + 60})
-    report = broker.graduate("schedule", now, 50)
+    report = broker.sets.graduate("schedule", now, 50)
     assert report == GraduationReport(moved=2)
     assert redis_client.zrange(keys.schedule, 0, -1) == [future.encode()]
     assert redis_client.llen(keys.queue("default")) == 1
@@ -53,7 +52,7 @@ def test_graduated_payload_is_restamped_and_otherwise_unchanged(
     now = time.time()
     raw = job("default", retry_count=2, enqueued_at=1.5)
     redis_client.zadd(keys.retry, {raw: now - 1})
-    broker.graduate("retry", now, 50)
+    broker.sets.graduate("retry", now, 50)
     moved = json.loads(redis_client.lindex(keys.queue("default"), 0) or b"null")
     original = json.loads(raw)
     assert moved["enqueued_at"] == now
@@ -68,15 +67,15 @@ def test_graduation_respects_the_limit_oldest_first(
     now = time.time()
     raws = [job() for _ in range(5)]
     redis_client.zadd(keys.schedule, {raw: now - 100 + i for i, raw in enumerate(raws)})
-    assert broker.graduate("schedule", now, 2).moved == 2
+    assert broker.sets.graduate("schedule", now, 2).moved == 2
     assert redis_client.zrange(keys.schedule, 0, -1) == [raw.encode() for raw in raws[2:]]
 
 
 def test_graduation_wakes_up_the_queue(broker: RedisBroker, keys: KeySchema,
                                        redis_client: redis.Redis) -> None:
     redis_client.zadd(keys.schedule, {job("mail"): 1.0})
-    with broker.subscribe_wakeups() as wakeups:
-        broker.graduate("schedule", time.time(), 50)
+    with broker.queues.subscribe_wakeups() as wakeups:
+        broker.sets.graduate("schedule", time.time(), 50)
         assert wakeups.get(5.0) == "mail"
 
 
@@ -93,7 +92,7 @@ def test_two_concurrent_graduators_push_every_entry_exactly_once(
     def graduate_all(broker: RedisBroker) -> None:
         start.wait()
         while redis_client.zcard(keys.schedule):
-            reports.append(broker.graduate("schedule", now, 50))
+            reports.append(broker.sets.graduate("schedule", now, 50))
 
     threads = [threading.Thread(target=graduate_all, args=(b,)) for b in brokers]
     for thread in threads:
@@ -114,7 +113,7 @@ def test_entry_whose_queue_key_has_the_wrong_type_is_deferred(
     blocked, fine = job("broken"), job("default")
     redis_client.set(keys.queue("broken"), "a string, not a list")
     redis_client.zadd(keys.schedule, {blocked: now - 2, fine: now - 1})
-    report = broker.graduate("schedule", now, 50)
+    report = broker.sets.graduate("schedule", now, 50)
     assert report == GraduationReport(moved=1, deferred=1)
     assert redis_client.zscore(keys.schedule, blocked) == now + DEFER_DELAY
     assert redis_client.llen(keys.queue("default")) == 1
@@ -132,7 +131,7 @@ def test_invalid_entry_is_buried_in_dead_with_its_bytes(
 ) -> None:
     now = time.time()
     redis_client.zadd(keys.retry, {raw: now - 1})
-    report = broker.graduate("retry", now, 50)
+    report = broker.sets.graduate("retry", now, 50)
     assert report == GraduationReport(buried=1)
     assert redis_client.zcard(keys.retry) == 0
     [(wrapper_raw, score)] = cast("list[tuple[bytes, float]]",
@@ -152,8 +151,8 @@ def test_entry_gone_before_the_claim_is_skipped(
 ) -> None:
     raw = job()
     redis_client.zadd(keys.retry, {raw: 1.0})
-    assert broker.requeue_entry("retry", raw, job(), "default") is True
-    assert broker.requeue_entry("retry", raw, job(), "default") is False
+    assert broker.sets.requeue("retry", raw, job(), "default") is True
+    assert broker.sets.requeue("retry", raw, job(), "default") is False
     assert redis_client.llen(keys.queue("default")) == 1
 
 
@@ -161,5 +160,5 @@ def test_unavailable_redis_propagates(keys: KeySchema) -> None:
     broker = RedisBroker(make_client(f"redis://127.0.0.1:{free_port()}/0",
                                      max_connections=1), keys)
     with pytest.raises(BrokerUnavailableError):
-        broker.graduate("schedule", time.time(), 50)
+        broker.sets.graduate("schedule", time.time(), 50)
     broker.close()

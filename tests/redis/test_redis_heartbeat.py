@@ -9,14 +9,16 @@ from typing import cast
 import pytest
 import redis
 
+from cogworker.core.broker import WorkRecord
 from cogworker.core.errors import BrokerError
 from cogworker.redis.broker import RedisBroker
 from cogworker.redis.connection import make_client
-from cogworker.redis.heartbeat_store import LIVE_QUEUE_WINDOW
+from cogworker.redis.heartbeat_store import LIVE_QUEUES_KEPT
 from cogworker.redis.keys import KeySchema
 
 IDENTITY = "host:123:abcdefabcdef"
 INFO = '{"hostname":"host","pid":123}'
+WORK = WorkRecord("default", {"class": "Work"}, 1.0)
 
 
 @pytest.fixture
@@ -27,13 +29,14 @@ def broker(redis_url: str, keys: KeySchema, redis_client: redis.Redis) -> Iterat
 
 
 def beat(broker: RedisBroker, *, reliable: bool = True, quiet: bool = False) -> None:
-    broker.beat(IDENTITY, INFO, 3, quiet, ["default", "mail", "default"], 60, reliable)
+    broker.processes.beat(IDENTITY, {"hostname": "host", "pid": 123}, 3, quiet,
+                          ["default", "mail", "default"], 60, holds_jobs=reliable)
 
 
 def test_beat_writes_presence_and_registries(
     broker: RedisBroker, keys: KeySchema, redis_client: redis.Redis
 ) -> None:
-    broker.set_work(IDENTITY, "tid", "{}")
+    broker.processes.set_work(IDENTITY, "tid", WORK)
     beat(broker)
     redis_now = int(redis_client.time()[0])
     presence = keys.process(IDENTITY)
@@ -64,7 +67,7 @@ def test_beat_prunes_live_queues_older_than_a_day(
     broker: RedisBroker, keys: KeySchema, redis_client: redis.Redis
 ) -> None:
     redis_now = int(redis_client.time()[0])
-    redis_client.zadd(keys.live_queues, {"abandoned": redis_now - LIVE_QUEUE_WINDOW - 10,
+    redis_client.zadd(keys.live_queues, {"abandoned": redis_now - LIVE_QUEUES_KEPT - 10,
                                          "recent": redis_now - 60})
     beat(broker)
     members = set(redis_client.zrange(keys.live_queues, 0, -1))
@@ -96,9 +99,9 @@ def test_a_failing_presence_write_fails_the_beat(
 def test_remove_process_forgets_everything_when_nothing_is_in_progress(
     broker: RedisBroker, keys: KeySchema, redis_client: redis.Redis
 ) -> None:
-    broker.set_work(IDENTITY, "tid", "{}")
+    broker.processes.set_work(IDENTITY, "tid", WORK)
     beat(broker)
-    broker.remove_process(IDENTITY)
+    broker.processes.remove(IDENTITY)
     assert redis_client.exists(keys.process(IDENTITY), keys.workers(IDENTITY)) == 0
     assert redis_client.sismember(keys.processes, IDENTITY) == 0
     assert redis_client.sismember(keys.inprogress_identities, IDENTITY) == 0
@@ -110,7 +113,7 @@ def test_remove_process_keeps_the_registry_while_jobs_are_in_progress(
 ) -> None:
     beat(broker)
     redis_client.lpush(keys.inprogress(IDENTITY), '{"queue":"default"}')
-    broker.remove_process(IDENTITY)
+    broker.processes.remove(IDENTITY)
     assert redis_client.exists(keys.process(IDENTITY)) == 0
     assert redis_client.sismember(keys.processes, IDENTITY) == 0
     assert redis_client.sismember(keys.inprogress_identities, IDENTITY) == 1

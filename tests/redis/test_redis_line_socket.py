@@ -184,7 +184,7 @@ def stored(client: redis.Redis, keys: KeySchema) -> list[str]:
 
 def push_all(broker: RedisBroker, raws: list[str]) -> None:
     for raw in raws:
-        broker.store([("default", raw)], [])
+        broker.queues.store([("default", raw)], [])
 
 
 def test_a_job_bigger_than_the_socket_buffers_is_pushed_whole(

@@ -25,7 +25,7 @@ LUA_NAMES = sorted(
     if entry.name.endswith(".lua")
 )
 BROKER_SCRIPTS = ["bury_entry", "claim_and_requeue", "delete_if_owned", "expire_if_owned",
-                  "remove_process"]
+                  "remove_process", "retake_lock"]
 
 
 @pytest.fixture
@@ -59,11 +59,12 @@ def exercise_every_script(broker: RedisBroker, keys: KeySchema, client: redis.Re
     now = time.time()
     good = dumps({"class": "Work", "args": [], "queue": "default", "jid": new_jid()})
     client.zadd(keys.schedule, {good: now - 1, "garbage": now - 1})
-    broker.graduate("schedule", now, 50)  # claim_and_requeue + bury_entry
-    broker.locks.acquire(keys.unique("d"), "jid", 10)
-    broker.locks.extend(keys.unique("d"), "jid", 10)
-    broker.locks.release(keys.unique("d"), "jid")
-    broker.remove_process("host:1:abc")
+    broker.sets.graduate("schedule", now, 50)  # claim_and_requeue + bury_entry
+    broker.locks.acquire("unique:d", "jid", 10)
+    broker.locks.extend("unique:d", "jid", 10)
+    broker.locks.retake("unique:d", "jid", 10)
+    broker.locks.release("unique:d", "jid")
+    broker.processes.remove("host:1:abc")
 
 
 def test_broker_passes_as_many_keys_as_each_header_declares(
@@ -91,7 +92,7 @@ def test_scripts_are_reloaded_after_script_flush(
 ) -> None:
     server = redis_server_factory(appendonly=False)  # private: SCRIPT FLUSH hits only us
     broker = RedisBroker(make_client(server.url, max_connections=2), keys)
-    lock = keys.unique("digest")
+    lock = "unique:digest"
     broker.locks.acquire(lock, "jid", 10)
     assert broker.locks.extend(lock, "jid", 20) is True
     broker.client.script_flush()

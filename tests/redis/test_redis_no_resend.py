@@ -29,13 +29,13 @@ def test_a_push_whose_reply_is_lost_raises_and_is_stored_once(
     immediate: list[tuple[str, str]],
 ) -> None:
     assert redis_server.port is not None
-    RedisBroker(redis_client, keys).store([("warm-up", JOB)], [])  # push.lua is loaded
+    RedisBroker(redis_client, keys).queues.store([("warm-up", JOB)], [])  # push.lua is loaded
     with CuttingProxy(redis_server.port, marker) as proxy:
         broker = proxied_broker(proxy, keys)
         with pytest.raises(BrokerUnavailableError):
-            broker.store(immediate, [])
+            broker.queues.store(immediate, [])
         assert proxy.cuts == 1
-        broker.store([("q", JOB)], [])  # the next call works, on a new connection
+        broker.queues.store([("q", JOB)], [])  # the next call works, on a new connection
         broker.close()
 
     expected = sum(queue == "q" for queue, _ in immediate) + 1

@@ -37,7 +37,7 @@ def push_twice(broker: RedisBroker, queue: str = "default") -> list[str]:
     """Register the queue (push.lua), then push once through a push line."""
     raws = [job(queue), job(queue)]
     for raw in raws:
-        broker.store([(queue, raw)], [])
+        broker.queues.store([(queue, raw)], [])
     return raws
 
 
@@ -117,7 +117,7 @@ def test_a_killed_push_connection_is_reopened_before_the_job_is_sent(
     (killed,) = push_connection_ids(redis_client)
     redis_client.client_kill_filter(_id=killed)
     raw = job()
-    broker.store([("default", raw)], [])  # no error: the dead socket was noticed first
+    broker.queues.store([("default", raw)], [])  # no error: the dead socket was noticed first
     assert stored(redis_client, keys) == [*raws, raw]
     assert push_connection_ids(redis_client) != [killed]
 
@@ -130,10 +130,10 @@ def test_pushes_go_on_after_a_redis_restart(
     push_twice(broker)
     server.kill()
     with pytest.raises(BrokerUnavailableError):
-        broker.store([("default", job())], [])
+        broker.queues.store([("default", job())], [])
     server.restart()
     raw = job()
-    broker.store([("default", raw)], [])
+    broker.queues.store([("default", raw)], [])
     assert stored(broker.client, keys) == [raw]
     broker.close()
 
@@ -144,13 +144,13 @@ def test_a_line_idle_past_the_health_interval_is_pinged_first(
 ) -> None:
     push_twice(broker)
     pings = command_calls(redis_client, "ping")
-    broker.store([("default", job())], [])
+    broker.queues.store([("default", job())], [])
     assert command_calls(redis_client, "ping") == pings  # just used: no PING
     monkeypatch.setattr("cogworker.redis.push.HEALTH_CHECK_INTERVAL", 0.0)
     eager = RedisBroker(make_client(redis_url, max_connections=2), keys)
     push_twice(eager)  # the second push opens the line: nothing to check yet
     pings = command_calls(redis_client, "ping")
-    eager.store([("default", job())], [])  # idle for longer than 0 s
+    eager.queues.store([("default", job())], [])  # idle for longer than 0 s
     assert command_calls(redis_client, "ping") == pings + 1
     assert len(stored(redis_client, keys)) == 6
     eager.close()
@@ -164,11 +164,11 @@ def test_an_error_reply_is_raised_and_the_next_push_works(
     redis_client.delete(keys.queue("bad"))
     redis_client.set(keys.queue("bad"), "not a list")
     with pytest.raises(BrokerError) as caught:
-        broker.store([("bad", job("bad"))], [])
+        broker.queues.store([("bad", job("bad"))], [])
     assert not isinstance(caught.value, BrokerUnavailableError)
     assert "WRONGTYPE" in str(caught.value)
     raw = job("good")
-    broker.store([("good", raw)], [])  # both replies were read: nothing left over
+    broker.queues.store([("good", raw)], [])  # both replies were read: nothing left over
     assert stored(redis_client, keys, "good")[-1] == raw
 
 
@@ -179,9 +179,9 @@ def test_a_read_only_replica_makes_a_push_unavailable(
     push_twice(broker)
     demote()
     with pytest.raises(BrokerUnavailableError, match="READONLY"):
-        broker.store([("default", job())], [])
+        broker.queues.store([("default", job())], [])
     broker.client.replicaof("NO", "ONE")  # a fail-over back: the line reconnects
-    broker.store([("default", job())], [])
+    broker.queues.store([("default", job())], [])
     broker.close()
 
 
@@ -198,7 +198,7 @@ def test_threads_pushing_at_once_each_store_every_job_once(
     def pusher(mine: list[str]) -> None:
         barrier.wait()
         for raw in mine:
-            broker.store([("default", raw)], [])
+            broker.queues.store([("default", raw)], [])
 
     workers = [threading.Thread(target=pusher, args=(mine,)) for mine in raws]
     for thread in workers:
@@ -218,13 +218,13 @@ def test_a_forked_child_pushes_on_its_own_connection(
     if pid == 0:  # the child: push, then leave without running the parent's teardown
         code = 0
         try:
-            broker.store([("default", from_child)], [])
+            broker.queues.store([("default", from_child)], [])
         except BaseException:
             code = 1
         os._exit(code)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
-    broker.store([("default", from_parent)], [])  # the parent's line was left alone
+    broker.queues.store([("default", from_parent)], [])  # the parent's line was left alone
     assert stored(redis_client, keys)[-2:] == [from_child, from_parent]
 
 
@@ -237,7 +237,7 @@ def test_without_a_plain_socket_the_line_uses_redis_py(
     (killed,) = push_connection_ids(redis_client)
     redis_client.client_kill_filter(_id=killed)
     raw = job()
-    broker.store([("default", raw)], [])
+    broker.queues.store([("default", raw)], [])
     assert stored(redis_client, keys) == [*raws, raw]
 
 

@@ -3,10 +3,12 @@ names the field (or plugin) and what is accepted, before anything starts."""
 
 from __future__ import annotations
 
+from importlib.metadata import entry_points
 from pathlib import Path
 
 import pytest
 
+from cogworker.core.plugins import ENTRY_POINT_GROUP
 from helpers.workers import write_app
 from runtime.support import WORK_JOBS, cogworker_cli
 
@@ -15,6 +17,9 @@ pytestmark = pytest.mark.slow
 # Nothing may start, so the Redis URL points nowhere: a run that got that far would hang
 # on its first heartbeat instead of exiting.
 NOWHERE = "redis://127.0.0.1:1/0"
+
+# What this environment has installed (the test venv adds example plugins such as streams).
+INSTALLED = ", ".join(sorted({point.name for point in entry_points(group=ENTRY_POINT_GROUP)}))
 
 
 @pytest.fixture
@@ -36,8 +41,7 @@ def in_app_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (("-q", "high,0"), "setting 'queues' has an invalid value 'high,0' (from --queue)"),
     (("-t", "-1"), "setting 'timeout' has an invalid value -1.0 (from --timeout)"),
     (("--plugin", "nosuch"), "no cogworker plugin named 'nosuch' is installed (named by the "
-                             "command-line flag --plugin). Installed plugins: basic, "
-                             "periodic-locks, reliable, unique."),
+                             f"command-line flag --plugin). Installed plugins: {INSTALLED}."),
     (("--plugin", "reliabel"), "no cogworker plugin named 'reliabel' is installed (named by "
                                "the command-line flag --plugin). Did you mean 'reliable'?"),
     (("--plugin", "no:basik"), "no cogworker plugin named 'basik' is installed (named by the "

@@ -226,8 +226,23 @@ def test_clear_releases_the_locks(cogworker_fake):
 
 def test_locks_do_not_outlive_the_test(cogworker_fake):
     assert import_feed.perform_async(1) is not None
+
+
+def test_locks_last_while_a_memory_mode_is_in_force():
+    with example.app.testing.fake():
+        assert import_feed.perform_async(1) is not None
+        with example.app.testing.inline():  # still in memory: the lock is still held
+            assert import_feed.perform_async(1) is None
+        assert example.ping.perform_async("db") is not None
+    assert example.app.testing.mode == "disabled"
+
+    with example.app.testing.fake():  # going back to disabled cleared every lock
+        assert import_feed.perform_async(1) is not None
+        assert example.ping.perform_async("db") is not None  # a window lock too
+    assert len(import_feed.jobs) == 2
+    example.app.testing.clear_all()
 ''')
-    result.assert_outcomes(passed=3)
+    result.assert_outcomes(passed=4)
 
 
 def test_modes_switch_and_restore(run_example: RunExample) -> None:

@@ -13,7 +13,7 @@ from cogworker.plugins.unique_state import state_of
 from cogworker.redis.keys import KeySchema
 from cogworker.redis.server import RedisServer
 from helpers.redis_servers import RedisServerFactory
-from unique.unique_helpers import FakeWorker, lock_keys, owner, queued
+from unique.unique_helpers import FakeWorker, lock_keys, lock_name, owner, queued
 
 NO_REPORT = {"unique": {"orphan_report_interval": 0}}
 
@@ -53,10 +53,11 @@ def test_a_release_during_an_outage_happens_on_a_heartbeat_after_redis_returns(
     [key] = lock_keys(client, keys)
     own_server.stop()
     app.hooks.release_unique_lock(app, job, "success")
-    assert state_of(app).deferred.owed() == [(key, jid)]
-    assert f"could not release unique lock {key} of jid={jid} (success)" in caplog.text
+    name = lock_name(keys, key)
+    assert state_of(app).deferred.owed() == [(name, jid)]
+    assert f"could not release unique lock {name} of jid={jid} (success)" in caplog.text
     app.hooks.heartbeat(FakeWorker(app))  # still away: kept for the next beat
-    assert state_of(app).deferred.owed() == [(key, jid)]
+    assert state_of(app).deferred.owed() == [(name, jid)]
     own_server.start()
     assert owner(client, key) == jid
     app.hooks.heartbeat(FakeWorker(app))
@@ -77,7 +78,7 @@ def test_releases_still_owed_at_shutdown_are_tried_once_more_then_named(
     app.hooks.release_unique_lock(app, job, "dead")
     app.hooks.shutdown(FakeWorker(app))
     assert "exiting with 1 unique lock release(s) still owed" in caplog.text
-    assert key in caplog.records[-1].getMessage()
+    assert lock_name(keys, key) in caplog.records[-1].getMessage()
     own_server.start()
     app.hooks.shutdown(FakeWorker(app))  # the last try at shutdown releases it
     assert lock_keys(client, keys) == []
@@ -114,4 +115,4 @@ def test_an_owed_release_failing_for_another_reason_is_dropped_with_a_log_line(
     client.hset(key, "not", "a string")  # GET in the release script fails: WRONGTYPE
     app.hooks.heartbeat(FakeWorker(app))
     assert state_of(app).deferred.owed() == []
-    assert f"gave up the deferred release of unique lock {key}" in caplog.text
+    assert f"gave up the deferred release of unique lock {lock_name(keys, key)}" in caplog.text

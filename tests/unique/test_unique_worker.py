@@ -21,7 +21,7 @@ from cogworker.redis.server import RedisServer
 from cogworker.worker.launcher import Launcher
 from helpers.redis_servers import RedisServerFactory
 from helpers.workers import wait_until
-from unique.unique_helpers import lock_keys, owner
+from unique.unique_helpers import lock_keys, lock_name, owner
 from worker.support import make_replica_of_nothing, promote
 
 FAST: dict[str, Any] = {"heartbeat_interval": 0.2, "poll_interval": 0.2, "concurrency": 2,
@@ -179,7 +179,7 @@ def test_a_release_that_failed_in_an_outage_happens_after_redis_returns(
         assert started.wait(20)
         make_replica_of_nothing(flaky_server, serve_reads=True)  # writes fail: READONLY
         finish.set()
-        wait_until(lambda: state_of(app).deferred.owed() == [(key, jid)], 20,
+        wait_until(lambda: state_of(app).deferred.owed() == [(lock_name(keys, key), jid)], 20,
                    "the failed release was not remembered")
         assert owner(client, key) == jid
         promote(flaky_server)

@@ -47,6 +47,11 @@ def lock_keys(client: redis.Redis, keys: KeySchema) -> list[str]:
     return sorted(as_text(key) for key in client.scan_iter(match=pattern, count=1000))
 
 
+def lock_name(keys: KeySchema, key: str) -> str:
+    """The lock name (``unique:<digest>``) of a unique lock key."""
+    return "unique:" + key.removeprefix(keys.unique_prefix)
+
+
 def owner(client: redis.Redis, key: str) -> str | None:
     value: bytes | str | None = client.get(key)
     return None if value is None else as_text(value)

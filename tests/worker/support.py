@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import redis
 
+from cogworker.core.broker import WorkRecord
 from cogworker.core.payload import Payload
 from cogworker.redis.server import RedisServer
 from cogworker.redis.server_process import free_port
@@ -54,7 +55,7 @@ class FakeManager:
     def handle_dead_jobs(self, stored_raws: list[str], reason: str) -> None:
         self.dead.append((list(stored_raws), reason))
 
-    def work_entries(self) -> dict[str, str]:
+    def work_entries(self) -> dict[str, WorkRecord]:
         return {}
 
 

@@ -143,7 +143,7 @@ def test_remote_stop_ends_the_run_with_exit_code_zero(make_app: MakeApp) -> None
         assert launcher.started.wait(20)
         assert launcher.heartbeat is not None
         assert launcher.heartbeat.remote.listening.wait(10)
-        make_app().broker.publish_signal(launcher.identity, "stop")
+        make_app().broker.processes.signal(launcher.identity, "stop")
         running.thread.join(30)
         assert running.exit_code == 0
 

@@ -10,8 +10,12 @@ import pytest
 import redis
 
 import cogworker
+from cogworker.core.broker import Fetcher
 from cogworker.core.outage import OutageLog
 from cogworker.core.payload import dumps, new_jid
+from cogworker.fetchers.basic import BasicFetcher
+from cogworker.fetchers.recovery import hook_relock
+from cogworker.fetchers.reliable import ReliableFetcher
 from cogworker.redis.keys import KeySchema
 from cogworker.redis.replies import as_text
 from cogworker.redis.server import RedisServer
@@ -42,9 +46,15 @@ def leave_orphan(client: redis.Redis, keys: KeySchema, identity: str, raw: str) 
     client.hset(keys.last_beat, identity, server_now - 10_000)
 
 
+def fetcher_of(app: cogworker.App, *, reliable: bool = True) -> Fetcher:
+    """The built-in strategy a process of ``app`` would fetch with."""
+    kind = ReliableFetcher if reliable else BasicFetcher
+    return kind(app.broker, app.identity, relock=hook_relock(app))
+
+
 def make_poller(app: cogworker.App, manager: FakeManager, *, reliable: bool = True,
                 clock: FakeClock | None = None, outages: OutageLog | None = None) -> Poller:
-    return Poller(app, manager, outages or OutageLog(), lambda: reliable,
+    return Poller(app, manager, outages or OutageLog(), fetcher_of(app, reliable=reliable),
                   clock=clock or FakeClock())
 
 
@@ -211,7 +221,7 @@ def test_the_thread_polls_until_stopped(
     make_app: MakeApp, redis_client: redis.Redis, keys: KeySchema
 ) -> None:
     app = make_app(poll_interval=0.05)
-    poller = Poller(app, FakeManager(), OutageLog(), lambda: True)
+    poller = Poller(app, FakeManager(), OutageLog(), fetcher_of(app))
     poller.start()
     try:
         redis_client.zadd(keys.schedule, {job(): time.time() - 1})

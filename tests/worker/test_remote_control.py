@@ -6,8 +6,10 @@ import logging
 import threading
 
 import pytest
+import redis
 
 from cogworker.core.outage import OutageLog
+from cogworker.redis.keys import KeySchema
 from cogworker.redis.server import RedisServer
 from cogworker.worker.heartbeat import Heartbeat
 from cogworker.worker.remote import RemoteControl
@@ -27,13 +29,13 @@ def test_quiet_resume_and_stop_round_trip_through_redis(make_app: MakeApp) -> No
         assert heartbeat.remote.listening.wait(10)
         publisher = make_app().broker
 
-        assert publisher.publish_signal(app.identity, "quiet") == 1
+        assert publisher.processes.signal(app.identity, "quiet") == 1
         assert wait_for(lambda: manager.is_quiet)
 
-        publisher.publish_signal(app.identity, "resume")
+        publisher.processes.signal(app.identity, "resume")
         assert wait_for(lambda: not manager.is_quiet)
 
-        publisher.publish_signal(app.identity, "stop")
+        publisher.processes.signal(app.identity, "stop")
         assert stop_requested.wait(10)
         assert heartbeat.is_running  # stop is the launcher's job, not the subscriber's
     finally:
@@ -47,12 +49,15 @@ def test_unknown_message_is_a_warning_and_changes_nothing(
     app = make_app()
     manager = FakeManager()
     stop_requested = threading.Event()
-    remote = RemoteControl(app.broker, app.identity, manager, stop_requested.set, OutageLog())
+    remote = RemoteControl(app.broker.processes, app.identity, manager, stop_requested.set,
+                           OutageLog())
     remote.start()
     try:
         assert remote.listening.wait(10)
         with caplog.at_level(logging.WARNING, logger="cogworker.worker.remote"):
-            app.broker.publish_signal(app.identity, "reboot")
+            # not a signal the registry sends: someone else's message on the channel
+            redis.Redis.from_url(app.settings.redis_url or "").publish(
+                KeySchema(app.settings.namespace).signal(app.identity), "reboot")
             assert wait_for(lambda: "Unknown signal message: 'reboot'" in caplog.text)
     finally:
         remote.stop()
@@ -66,14 +71,14 @@ def test_subscriber_resubscribes_after_redis_restarts(
     server: RedisServer = redis_server_factory(appendonly=False)
     app = make_app(url=server.url)
     manager = FakeManager()
-    remote = RemoteControl(app.broker, app.identity, manager, lambda: None, OutageLog())
+    remote = RemoteControl(app.broker.processes, app.identity, manager, lambda: None, OutageLog())
     remote.start()
     try:
         assert remote.listening.wait(10)
         server.restart()
         # subscribed again on the restarted server: a message reaches the process
         assert wait_for(lambda: app.broker.ping()
-                        and app.broker.publish_signal(app.identity, "quiet") == 1)
+                        and app.broker.processes.signal(app.identity, "quiet") == 1)
         assert wait_for(lambda: manager.is_quiet)
     finally:
         remote.stop()

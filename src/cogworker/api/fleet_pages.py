@@ -1,8 +1,9 @@
 """The fleet a page at a time: live processes with their beat age and in-flight jobs.
 
 Each process's record is small (its heartbeat fields), so the fleet's totals and the
-filtering and sorting of processes read every record once per request, in one pipeline.
-In-flight jobs are read only for the processes on the page, and shown up to a cap per card.
+filtering and sorting of processes read every record once per request
+(``broker.processes.live``). In-flight jobs are read only for the processes on the page,
+and shown up to a cap per card.
 """
 
 from __future__ import annotations
@@ -11,11 +12,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from cogworker.api._source import Source, resolve_broker, text
+from cogworker.api._source import Source, resolve_broker
 from cogworker.api.job_rows import JobRow
 from cogworker.api.job_sources import running_rows
-from cogworker.api.processes import Process, _process_from_hash
-from cogworker.redis.errors import translate_errors
+from cogworker.api.processes import Process, ProcessSet
 
 ProcessSort = Literal["identity", "busy", "started", "memory"]
 PROCESS_SORTS: tuple[ProcessSort, ...] = ("identity", "busy", "started", "memory")
@@ -57,22 +57,7 @@ class ProcessPage:
 
 
 def _live_processes(source: Source) -> list[Process]:
-    broker = resolve_broker(source)
-    keys = broker.keys
-    with translate_errors():
-        identities = sorted(text(m) for m in broker.client.smembers(keys.processes))
-        pipe = broker.client.pipeline(transaction=False)
-        for identity in identities:
-            pipe.hmget(keys.process(identity), ["info", "busy", "quiet"])
-        replies = pipe.execute() if identities else []
-    processes = []
-    for identity, (info, busy, quiet) in zip(identities, replies, strict=True):
-        if info is None and busy is None:
-            continue  # presence expired: not alive
-        fields: dict[bytes | str, bytes | str] = {
-            "info": info or b"{}", "busy": busy or b"0", "quiet": quiet or b"false"}
-        processes.append(_process_from_hash(broker, identity, fields))
-    return processes
+    return list(ProcessSet(source))
 
 
 def _summary(processes: list[Process]) -> FleetSummary:
@@ -98,28 +83,19 @@ def _matches(process: Process, needle: str) -> bool:
     return needle in haystack.lower()
 
 
-def _beat_ages(source: Source, identities: list[str], heartbeat_ttl: float
+def _beat_ages(source: Source, processes: list[Process], heartbeat_ttl: float
                ) -> dict[str, float | None]:
-    """Seconds since each process's last beat: Redis's clock against its recorded beat,
-    else the heartbeat TTL less what its presence key has left."""
-    broker = resolve_broker(source)
-    keys = broker.keys
-    with translate_errors():
-        pipe = broker.client.pipeline(transaction=False)
-        pipe.time()
-        pipe.hmget(keys.last_beat, identities)
-        for identity in identities:
-            pipe.pttl(keys.process(identity))
-        now_reply, beats, *ttls = pipe.execute()
-    now = float(now_reply[0]) + float(now_reply[1]) / 1e6
+    """Seconds since each process's last beat: the broker's clock against its recorded
+    beat, else the heartbeat TTL less what its presence record has left."""
+    now = resolve_broker(source).server_time()
     ages: dict[str, float | None] = {}
-    for identity, beat, ttl in zip(identities, beats, ttls, strict=True):
-        if beat is not None and text(beat).isdigit():
-            ages[identity] = max(now - float(text(beat)), 0.0)
-        elif isinstance(ttl, int) and ttl >= 0:
-            ages[identity] = max(heartbeat_ttl - ttl / 1000, 0.0)
+    for process in processes:
+        if process.last_beat is not None:
+            ages[process.identity] = max(now - process.last_beat, 0.0)
+        elif process.expires_in is not None:
+            ages[process.identity] = max(heartbeat_ttl - process.expires_in, 0.0)
         else:
-            ages[identity] = None
+            ages[process.identity] = None
     return ages
 
 
@@ -133,7 +109,7 @@ def process_page(source: Source, *, query: str = "", sort: ProcessSort = "identi
     chosen.sort(key=_SORT_KEYS[sort])
     offset, limit = max(offset, 0), max(limit, 1)
     page = chosen[offset : offset + limit]
-    ages = _beat_ages(source, [p.identity for p in page], heartbeat_ttl) if page else {}
+    ages = _beat_ages(source, page, heartbeat_ttl) if page else {}
     broker = resolve_broker(source)
     cards = []
     for process in page:

@@ -13,7 +13,6 @@ from cogworker.api._source import Source, resolve_broker
 from cogworker.api.job_lookup import find_entry, find_job, sorted_set
 from cogworker.api.job_rows import SORTED_SET_OF, Status
 from cogworker.api.queues import Queue
-from cogworker.redis.errors import translate_errors
 
 MIN_DELAY_MINUTES = 1
 MAX_DELAY_MINUTES = 10_080
@@ -40,14 +39,7 @@ def reschedule(source: Source, status: Status, jid: str, minutes: int,
         return False
     delay = max(MIN_DELAY_MINUTES, min(minutes, MAX_DELAY_MINUTES)) * 60
     due = (time.time() if now is None else now) + delay
-    broker = resolve_broker(source)
-    key = broker.keys.sorted_set(SORTED_SET_OF[status])
-    with translate_errors():
-        pipe = broker.client.pipeline(transaction=True)
-        pipe.zscore(key, entry.value)
-        pipe.zadd(key, {entry.value: due}, xx=True)
-        present, _ = pipe.execute()
-    return present is not None
+    return resolve_broker(source).sets.reschedule(SORTED_SET_OF[status], entry.value, due)
 
 
 def delete_job(source: Source, status: Status, jid: str, *, score: float | None = None,

@@ -1,7 +1,7 @@
 """Finding one job again by jid, for the detail panel and for actions.
 
-A hint makes it cheap: a sorted-set entry is read by its score (``ZRANGEBYSCORE`` on one
-score), an enqueued one around its last known index. Without a hint, or when the hint is
+A hint makes it cheap: a sorted-set entry is read by its score (``broker.sets.by_score`` on
+one score), an enqueued one around its last known position. Without a hint, or when the hint is
 stale, the set or queue is searched for the jid a window at a time, newest first, for at
 most :data:`LOOKUP_SECONDS`: a job further away than that is reported as not found.
 """
@@ -9,18 +9,19 @@ most :data:`LOOKUP_SECONDS`: a job further away than that is reported as not fou
 from __future__ import annotations
 
 import time
-from typing import Any
 
-from cogworker.api._source import SYNTHETIC_JID_PREFIX, JobRecord, Source, resolve_broker, text
+from cogworker.api._source import SYNTHETIC_JID_PREFIX, JobRecord, Source, resolve_broker
 from cogworker.api.job_rows import SORTED_SET_OF, STATUSES, JobRow, Status
 from cogworker.api.job_sources import QueueSource, RunningSource
-from cogworker.api.search import WINDOW, normalize_query, search_key
+from cogworker.api.search import WINDOW, normalize_query, search_windows
 from cogworker.api.sorted_sets import DeadSet, RetrySet, ScheduledSet, SortedEntry, SortedSet
-from cogworker.redis.errors import translate_errors
+from cogworker.core.broker import SearchPage
 
 LOOKUP_SECONDS = 0.05
 NEIGHBOURHOOD = 50
 """How far around a stale position hint an enqueued job is looked for first."""
+SAME_SCORE_LIMIT = 200
+"""Entries of one score read when finding an entry again by its score."""
 
 _SETS: dict[Status, type[SortedSet]] = {
     "scheduled": ScheduledSet, "retrying": RetrySet, "dead": DeadSet}
@@ -38,23 +39,24 @@ def find_entry(source: Source, status: Status, jid: str,
                score: float | None = None) -> SortedEntry | None:
     """The entry with this jid in ``status``'s set; with ``score``, read by score (fast)."""
     target = sorted_set(source, status)
-    broker = resolve_broker(source)
+    sets = resolve_broker(source).sets
+    set_name = SORTED_SET_OF[status]
     if score is not None:
-        with translate_errors():
-            reply: Any = broker.client.zrangebyscore(target.key, score, score, withscores=True)
-        for raw, found_score in reply:
-            entry = SortedEntry(text(raw), JobRecord.from_raw(raw).item, float(found_score),
-                                target)
+        for item in sets.by_score(set_name, score, score, limit=SAME_SCORE_LIMIT):
+            entry = target.entry(item.raw, item.score)
             if entry.jid == jid:
                 return entry
     # no hint, or its score changed meanwhile
     synthetic = jid.startswith(SYNTHETIC_JID_PREFIX)  # not in the raw text: read them all
-    scan = search_key(broker, target.key, "zset", "" if synthetic else normalize_query(jid),
-                      start=0, newest_first=True, most=WINDOW if synthetic else 10,
-                      budget=2**62,
-                      deadline=time.monotonic() + LOOKUP_SECONDS)
+    needle = "" if synthetic else normalize_query(jid)
+
+    def step(start: int, limit: int, window: int) -> SearchPage:
+        return sets.search(set_name, needle, start=start, limit=limit, window=window)
+
+    scan = search_windows(step, start=0, most=WINDOW if synthetic else 10, budget=2**62,
+                          deadline=time.monotonic() + LOOKUP_SECONDS)
     for hit in scan.hits:
-        entry = SortedEntry(hit.raw, JobRecord.from_raw(hit.raw).item, hit.score or 0.0, target)
+        entry = target.entry(hit.raw, hit.score or 0.0)
         if entry.jid == jid:
             return entry
     return None
@@ -92,10 +94,9 @@ def _find_in(source: Source, status: Status, jid: str, queue: str | None,
 
 
 def _near(source: Source, jid: str, queue: str, position: int) -> JobRow | None:
-    broker = resolve_broker(source)
+    queues = resolve_broker(source).queues
     start = max(position - NEIGHBOURHOOD, 0)
-    with translate_errors():
-        raws = broker.client.lrange(broker.keys.queue(queue), start, position + NEIGHBOURHOOD)
+    raws = queues.page(queue, start, position + NEIGHBOURHOOD - start + 1)
     for offset, raw in enumerate(raws):
         record = JobRecord.from_raw(raw)
         if record.jid == jid:
@@ -116,8 +117,10 @@ def _find_enqueued(source: Source, jid: str, queue: str | None,
     needle = normalize_query(jid)
     deadline = time.monotonic() + LOOKUP_SECONDS
     for name, size in zip(queues.queues, queues.sizes, strict=True):
-        scan = search_key(broker, broker.keys.queue(name), "list", needle, start=0,
-                          newest_first=True, most=10, budget=size, deadline=deadline)
+        def step(start: int, limit: int, window: int, name: str = name) -> SearchPage:
+            return broker.queues.search(name, needle, start=start, limit=limit, window=window)
+
+        scan = search_windows(step, start=0, most=10, budget=size, deadline=deadline)
         for hit in scan.hits:
             row = JobRow("enqueued", JobRecord.from_raw(hit.raw), name, position=hit.position)
             if row.jid == jid:

@@ -1,22 +1,21 @@
 """Where the jobs of each state live, read a slice or a bounded search at a time.
 
-Each source knows its size from ``LLEN``/``ZCARD``/``HLEN`` alone and reads only the
-entries of the slice asked for; searches run inside Redis (:mod:`cogworker.api.search`).
-Running jobs are bounded by the fleet's thread count, so they are read per process.
+Each source knows its size from the broker's counts alone and reads only the entries of
+the slice asked for; searches run inside the broker (:mod:`cogworker.api.search`).
+Running jobs are bounded by the fleet's thread count, so they are read whole.
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
-from cogworker.api._source import BrokerLike, JobRecord, text
+from cogworker.api._source import JobRecord
 from cogworker.api.job_rows import SORTED_SET_OF, JobRow, Status
-from cogworker.api.processes import _work_from_json
-from cogworker.api.search import search_key
+from cogworker.api.search import search_windows
+from cogworker.core.broker import Broker, RunningJob, SearchPage
 from cogworker.core.payload import dumps
-from cogworker.redis.errors import translate_errors
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,32 +43,32 @@ class JobSource(Protocol):
 class SortedSetSource:
     """Scheduled, retrying or dead jobs: one sorted set, ordered by score."""
 
-    def __init__(self, broker: BrokerLike, status: Status) -> None:
+    def __init__(self, broker: Broker, status: Status) -> None:
         self.status = status
-        self._broker = broker
-        self._key = broker.keys.sorted_set(SORTED_SET_OF[status])
+        self._sets = broker.sets
+        self._set_name = SORTED_SET_OF[status]
 
-    def _row(self, raw: bytes | str, score: float | None) -> JobRow:
+    def _row(self, raw: str, score: float | None) -> JobRow:
         record = JobRecord.from_raw(raw)
         return JobRow(self.status, record, record.queue, score)
 
     def size(self) -> int:
-        with translate_errors():
-            return int(self._broker.client.zcard(self._key))
+        return self._sets.size(self._set_name)
 
     def slice(self, start: int, count: int, newest_first: bool) -> list[JobRow]:
         if count <= 0:
             return []
-        read = self._broker.client.zrevrange if newest_first else self._broker.client.zrange
-        with translate_errors():
-            reply: Any = read(self._key, start, start + count - 1, withscores=True)
-        return [self._row(raw, float(score)) for raw, score in reply]
+        page = self._sets.page(self._set_name, start, count, newest_first=newest_first)
+        return [self._row(entry.raw, entry.score) for entry in page]
 
     def search(self, needle: str, resume: tuple[int, int], newest_first: bool, most: int,
                budget: int, deadline: float) -> Found:
-        scan = search_key(self._broker, self._key, "zset", needle, start=resume[1],
-                          newest_first=newest_first, most=most, budget=budget,
-                          deadline=deadline)
+        def step(start: int, limit: int, window: int) -> SearchPage:
+            return self._sets.search(self._set_name, needle, start=start,
+                                     newest_first=newest_first, limit=limit, window=window)
+
+        scan = search_windows(step, start=resume[1], most=most, budget=budget,
+                              deadline=deadline)
         rows = [self._row(hit.raw, hit.score) for hit in scan.hits]
         following = None if scan.next_position is None else (0, scan.next_position)
         return Found(rows, following, scan.examined)
@@ -80,23 +79,17 @@ class QueueSource:
 
     status: Status = "enqueued"
 
-    def __init__(self, broker: BrokerLike, queue: str | None = None) -> None:
-        self._broker = broker
-        keys = broker.keys
-        with translate_errors():
-            names = sorted(text(name) for name in broker.client.smembers(keys.queues))
-        self.queues = [queue] if queue is not None else names
-        with translate_errors():
-            pipe = broker.client.pipeline(transaction=False)
-            for name in self.queues:
-                pipe.llen(keys.queue(name))
-            self.sizes = [int(size) for size in pipe.execute()] if self.queues else []
+    def __init__(self, broker: Broker, queue: str | None = None) -> None:
+        self._queues = broker.queues
+        records = self._queues.records(None if queue is None else [queue])
+        self.queues = [record.name for record in records]
+        self.sizes = [record.size for record in records]
 
     def size(self) -> int:
         return sum(self.sizes)
 
     @staticmethod
-    def _rows(name: str, raws: list[bytes | str], first: int, step: int) -> list[JobRow]:
+    def _rows(name: str, raws: list[str], first: int, step: int) -> list[JobRow]:
         return [JobRow("enqueued", JobRecord.from_raw(raw), name, position=first + step * i)
                 for i, raw in enumerate(raws)]
 
@@ -108,12 +101,8 @@ class QueueSource:
                 start -= size
                 continue
             take = min(count - len(rows), size - start)
-            key = self._broker.keys.queue(self.queues[index])
-            with translate_errors():
-                if newest_first:
-                    raws = self._broker.client.lrange(key, start, start + take - 1)
-                else:
-                    raws = self._broker.client.lrange(key, -(start + take), -(start + 1))[::-1]
+            raws = self._queues.page(self.queues[index], start, take,
+                                     newest_first=newest_first)
             first, step = (start, 1) if newest_first else (size - 1 - start, -1)
             rows += self._rows(self.queues[index], raws, first, step)
             start = 0
@@ -129,12 +118,15 @@ class QueueSource:
         while part < len(self.queues) and len(rows) < most and examined < budget:
             if examined and time.monotonic() >= deadline:
                 return Found(rows, (part, position), examined)
-            name = self.queues[part]
-            scan = search_key(self._broker, self._broker.keys.queue(name), "list", needle,
-                              start=position, newest_first=newest_first,
-                              most=most - len(rows), budget=budget - examined,
-                              deadline=deadline)
-            size = self.sizes[part]
+            name, size = self.queues[part], self.sizes[part]
+
+            def step(start: int, limit: int, window: int, name: str = name) -> SearchPage:
+                return self._queues.search(name, needle, start=start,
+                                           newest_first=newest_first, limit=limit,
+                                           window=window)
+
+            scan = search_windows(step, start=position, most=most - len(rows),
+                                  budget=budget - examined, deadline=deadline)
             rows += [JobRow("enqueued", JobRecord.from_raw(hit.raw), name,
                             position=hit.position if newest_first else size - 1 - hit.position)
                      for hit in scan.hits]
@@ -145,47 +137,40 @@ class QueueSource:
         return Found(rows, (part, position) if part < len(self.queues) else None, examined)
 
 
+def running_row(running: RunningJob) -> JobRow:
+    """One running job as a row of the jobs table."""
+    payload = dict(running.work.payload)
+    record = JobRecord(dumps(payload), payload)
+    return JobRow("running", record, running.work.queue or record.queue,
+                  process=running.identity, thread=running.tid, run_at=running.work.run_at)
+
+
 class RunningSource:
     """Jobs running now, per live process (identity order), per thread."""
 
     status: Status = "running"
 
-    def __init__(self, broker: BrokerLike) -> None:
-        self._broker = broker
-        keys = broker.keys
-        with translate_errors():
-            identities = sorted(text(m) for m in broker.client.smembers(keys.processes))
-            pipe = broker.client.pipeline(transaction=False)
-            for identity in identities:
-                pipe.exists(keys.process(identity))
-                pipe.hlen(keys.workers(identity))
-            replies = pipe.execute() if identities else []
-        live = [(identity, int(replies[2 * i + 1])) for i, identity in enumerate(identities)
-                if replies[2 * i]]
-        self.identities = [identity for identity, _ in live]
-        self.sizes = [size for _, size in live]
+    def __init__(self, broker: Broker) -> None:
+        self._processes = broker.processes
+        self._rows = [running_row(running) for running in self._processes.work()]
+        self.identities = list(dict.fromkeys(row.process or "" for row in self._rows))
+        self.sizes = [sum(row.process == identity for row in self._rows)
+                      for identity in self.identities]
 
     def size(self) -> int:
-        return sum(self.sizes)
+        return len(self._rows)
 
     def rows_of(self, identity: str) -> list[JobRow]:
         """The running jobs of one process, by thread id."""
-        return running_rows(self._broker, identity)
+        return [row for row in self._rows if row.process == identity]
 
     def slice(self, start: int, count: int, newest_first: bool) -> list[JobRow]:
-        rows: list[JobRow] = []
-        order = list(zip(self.identities, self.sizes, strict=True))
-        for identity, size in order if newest_first else order[::-1]:
-            if start >= size:
-                start -= size
-                continue
-            own = self.rows_of(identity)
-            own = own if newest_first else own[::-1]
-            rows += own[start : start + count - len(rows)]
-            start = 0
-            if len(rows) >= count:
-                break
-        return rows
+        ordered = self._rows if newest_first else self._by_process_reversed()
+        return ordered[start : start + max(count, 0)]
+
+    def _by_process_reversed(self) -> list[JobRow]:
+        return [row for identity in reversed(self.identities)
+                for row in reversed(self.rows_of(identity))]
 
     def search(self, needle: str, resume: tuple[int, int], newest_first: bool, most: int,
                budget: int, deadline: float) -> Found:
@@ -199,16 +184,6 @@ class RunningSource:
                      self.size())
 
 
-def running_rows(broker: BrokerLike, identity: str) -> list[JobRow]:
+def running_rows(broker: Broker, identity: str) -> list[JobRow]:
     """The jobs one process is running, by thread id (unreadable entries left out)."""
-    with translate_errors():
-        fields = broker.client.hgetall(broker.keys.workers(identity))
-    rows = []
-    for tid, raw in sorted(fields.items()):
-        work = _work_from_json(text(raw))
-        if work is None:
-            continue
-        record = JobRecord(dumps(work.job), work.job)
-        rows.append(JobRow("running", record, work.queue or record.queue,
-                           process=identity, thread=text(tid), run_at=work.run_at))
-    return rows
+    return [running_row(running) for running in broker.processes.work(identity)]

@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-import json
 import logging
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from cogworker.api._source import BrokerLike, Source, parse_object, resolve_broker, text
-from cogworker.redis.errors import translate_errors
+from cogworker.api._source import Source, resolve_broker
+from cogworker.core.broker import SIGNALS, ProcessRecord, ProcessRegistry, WorkRecord
 
 logger = logging.getLogger(__name__)
 
-SIGNALS = ("quiet", "resume", "stop")
+__all__ = ["SIGNALS", "Process", "ProcessSet", "Work", "WorkSet"]
 
 T = TypeVar("T")
 
@@ -25,13 +24,22 @@ class Process:
     ``info`` holds everything the process reported (``hostname``, ``pid``, ``concurrency``,
     ``queues``, ``started_at``, ``rss_kb``); ``process["pid"]`` reads from it too.
     ``is_quiet`` is the state it reported; :meth:`quiet` asks it to become quiet.
+    ``last_beat`` is its last beat on the broker's clock when it holds jobs (else None);
+    ``expires_in`` the seconds its presence record has left (None: unknown).
     """
 
     identity: str
     info: dict[str, Any]
     busy: int
     is_quiet: bool
-    broker: BrokerLike = field(repr=False, compare=False)
+    registry: ProcessRegistry = field(repr=False, compare=False)
+    last_beat: float | None = field(default=None, compare=False)
+    expires_in: float | None = field(default=None, compare=False)
+
+    @classmethod
+    def from_record(cls, record: ProcessRecord, registry: ProcessRegistry) -> Process:
+        return cls(record.identity, dict(record.info), record.busy, record.quiet, registry,
+                   record.last_beat, record.expires_in)
 
     def __getitem__(self, name: str) -> Any:
         if name == "identity":
@@ -72,66 +80,35 @@ class Process:
     def rss_kb(self) -> int | None:
         return self._typed("rss_kb", int)
 
-    def _signal(self, message: str) -> int:
-        with translate_errors():
-            return int(self.broker.client.publish(self.broker.keys.signal(self.identity),
-                                                  message))
-
     def quiet(self) -> int:
         """Ask the process to stop taking new jobs; returns how many listeners got it.
 
-        Pub/sub keeps nothing: a process that is not subscribed right now never sees it.
+        Nothing is kept: a process that is not listening right now never sees it.
         """
-        return self._signal("quiet")
+        return self.registry.signal(self.identity, "quiet")
 
     def resume(self) -> int:
         """Ask a quiet process to take jobs again."""
-        return self._signal("resume")
+        return self.registry.signal(self.identity, "resume")
 
     def stop(self) -> int:
         """Ask the process to finish its jobs (up to its shutdown timeout) and exit."""
-        return self._signal("stop")
+        return self.registry.signal(self.identity, "stop")
 
     def to_dict(self) -> dict[str, Any]:
         return {**self.info, "identity": self.identity, "busy": self.busy,
                 "quiet": self.is_quiet}
 
 
-def _process_from_hash(broker: BrokerLike, identity: str,
-                       fields: Mapping[bytes | str, bytes | str]) -> Process:
-    decoded = {text(name): text(value) for name, value in fields.items()}
-    info = parse_object(decoded.get("info", "")) or {}
-    try:
-        busy = int(decoded.get("busy", "0"))
-    except ValueError:
-        busy = 0
-    return Process(identity, info, busy, decoded.get("quiet") == "true", broker)
-
-
 class ProcessSet:
-    """The live processes: members of ``processes`` whose presence hash still exists.
-
-    A member whose presence hash expired is removed from the set while iterating.
-    """
+    """The live processes (whose presence record still exists)."""
 
     def __init__(self, source: Source) -> None:
-        self._broker = resolve_broker(source)
+        self._registry = resolve_broker(source).processes
 
     def __iter__(self) -> Iterator[Process]:
-        broker = self._broker
-        keys = broker.keys
-        with translate_errors():
-            identities = sorted(text(m) for m in broker.client.smembers(keys.processes))
-            pipe = broker.client.pipeline(transaction=False)
-            for identity in identities:
-                pipe.hgetall(keys.process(identity))
-            replies = pipe.execute()
-            gone = [name for name, fields in zip(identities, replies, strict=True) if not fields]
-            if gone:
-                broker.client.srem(keys.processes, *gone)
-        for identity, fields in zip(identities, replies, strict=True):
-            if fields:
-                yield _process_from_hash(broker, identity, fields)
+        for record in self._registry.live():
+            yield Process.from_record(record, self._registry)
 
     def size(self) -> int:
         """How many processes are alive."""
@@ -139,9 +116,8 @@ class ProcessSet:
 
     def get(self, identity: str) -> Process | None:
         """The live process with this identity, or None."""
-        with translate_errors():
-            fields = self._broker.client.hgetall(self._broker.keys.process(identity))
-        return _process_from_hash(self._broker, identity, fields) if fields else None
+        record = self._registry.get(identity)
+        return None if record is None else Process.from_record(record, self._registry)
 
     def total_concurrency(self) -> int:
         """Processor threads over every live process."""
@@ -156,46 +132,23 @@ class Work:
     run_at: float
     job: dict[str, Any]
 
+    @classmethod
+    def from_record(cls, record: WorkRecord) -> Work:
+        return cls(record.queue, record.run_at, dict(record.payload))
+
     def to_dict(self) -> dict[str, Any]:
         return {"queue": self.queue, "run_at": self.run_at, "job": self.job}
-
-
-def _work_from_json(raw: str) -> Work | None:
-    entry = parse_object(raw)
-    if entry is None:
-        return None
-    job = entry.get("payload")
-    if isinstance(job, str):  # tolerate writers that stored the payload as a JSON string
-        job = parse_object(job)
-    run_at = entry.get("run_at")
-    if not isinstance(job, dict) or not isinstance(run_at, (int, float)):
-        return None
-    queue = entry.get("queue")
-    return Work(str(queue) if queue is not None else "", float(run_at), job)
 
 
 class WorkSet:
     """Jobs running right now on live processes: ``(identity, thread_id, Work)``."""
 
     def __init__(self, source: Source) -> None:
-        self._broker = resolve_broker(source)
+        self._registry = resolve_broker(source).processes
 
     def __iter__(self) -> Iterator[tuple[str, str, Work]]:
-        broker = self._broker
-        identities = [process.identity for process in ProcessSet(broker)]
-        with translate_errors():
-            pipe = broker.client.pipeline(transaction=False)
-            for identity in identities:
-                pipe.hgetall(broker.keys.workers(identity))
-            replies = pipe.execute()
-        for identity, fields in zip(identities, replies, strict=True):
-            for tid, raw in sorted(fields.items()):
-                work = _work_from_json(text(raw))
-                if work is None:
-                    logger.warning("unreadable entry %s in %s: %.200s", text(tid),
-                                   broker.keys.workers(identity), json.dumps(text(raw)))
-                    continue
-                yield identity, text(tid), work
+        for running in self._registry.work():
+            yield running.identity, running.tid, Work.from_record(running.work)
 
     def size(self) -> int:
         """How many jobs are running on live processes."""

@@ -1,4 +1,4 @@
-"""One queue (a Redis list): size, latency, its jobs, delete, clear, pause and resume."""
+"""One queue: size, latency, its jobs, delete, clear, pause and resume (``broker.queues``)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from cogworker.api._source import PAGE_SIZE, JobRecord, Source, resolve_broker, text
+from cogworker.api._source import (
+    PAGE_SIZE,
+    SYNTHETIC_JID_PREFIX,
+    JobRecord,
+    Source,
+    resolve_broker,
+)
+from cogworker.api.search import WINDOW, normalize_query
 from cogworker.core.payload import DEFAULT_QUEUE
-from cogworker.redis.errors import translate_errors
 
 
 @dataclass(frozen=True)
@@ -26,7 +32,7 @@ class QueueSummary:
                 "paused": self.paused}
 
 
-def latency_of(raw: bytes | str | None, now: float) -> float:
+def latency_of(raw: str | None, now: float) -> float:
     """Seconds since the job in ``raw`` was enqueued (else created); 0 when unknown."""
     if raw is None:
         return 0.0
@@ -40,7 +46,7 @@ def latency_of(raw: bytes | str | None, now: float) -> float:
 
 
 class Queue:
-    """A queue by name. Jobs are pushed on the left and taken from the right (FIFO).
+    """A queue by name. Jobs are pushed on one end and taken from the other (FIFO).
 
     ::
 
@@ -54,50 +60,34 @@ class Queue:
     def __init__(self, source: Source, name: str = DEFAULT_QUEUE) -> None:
         if not name:
             raise ValueError("a queue name must not be empty")
-        self._broker = resolve_broker(source)
+        self._queues = resolve_broker(source).queues
         self.name = name
-        self.key = self._broker.keys.queue(name)
 
     def __repr__(self) -> str:
         return f"Queue({self.name!r})"
 
     @classmethod
     def all(cls, source: Source) -> list[QueueSummary]:
-        """Every registered queue (the ``queues`` set) with size, latency and paused, by name."""
-        broker = resolve_broker(source)
-        keys = broker.keys
-        with translate_errors():
-            names = sorted(text(name) for name in broker.client.smembers(keys.queues))
-            paused = {text(name) for name in broker.client.smembers(keys.paused_queues)}
-            pipe = broker.client.pipeline(transaction=False)
-            for name in names:
-                pipe.llen(keys.queue(name))
-                pipe.lindex(keys.queue(name), -1)
-            replies = pipe.execute()
+        """Every registered queue with size, latency and paused, by name."""
+        records = resolve_broker(source).queues.records()
         now = time.time()
-        return [
-            QueueSummary(name, int(replies[2 * i]), latency_of(replies[2 * i + 1], now),
-                         name in paused)
-            for i, name in enumerate(names)
-        ]
+        return [QueueSummary(record.name, record.size, latency_of(record.oldest, now),
+                             record.paused) for record in records]
 
     def size(self) -> int:
         """How many jobs wait on this queue."""
-        with translate_errors():
-            return int(self._broker.client.llen(self.key))
+        return self._queues.size(self.name)
 
     def latency(self) -> float:
         """Age in seconds of the next job to run (0 when empty; never negative)."""
-        with translate_errors():
-            oldest = self._broker.client.lindex(self.key, -1)
-        return latency_of(oldest, time.time())
+        [record] = self._queues.records([self.name])
+        return latency_of(record.oldest, time.time())
 
     def __iter__(self) -> Iterator[JobRecord]:
-        """The jobs, newest first, read 50 at a time (the list may change meanwhile)."""
+        """The jobs, newest first, read 50 at a time (the queue may change meanwhile)."""
         start = 0
         while True:
-            with translate_errors():
-                page = self._broker.client.lrange(self.key, start, start + PAGE_SIZE - 1)
+            page = self._queues.page(self.name, start, PAGE_SIZE)
             yield from (JobRecord.from_raw(raw) for raw in page)
             if len(page) < PAGE_SIZE:
                 return
@@ -108,39 +98,41 @@ class Queue:
         skipping the first ``offset`` (``cogworker queues show`` pages with this)."""
         if offset < 0 or limit < 1:
             raise ValueError("offset must be >= 0 and limit >= 1")
-        with translate_errors():
-            page = self._broker.client.lrange(self.key, -(offset + limit), -(offset + 1))
-        return [JobRecord.from_raw(raw) for raw in reversed(page)]
+        page = self._queues.page(self.name, offset, limit, newest_first=False)
+        return [JobRecord.from_raw(raw) for raw in page]
 
     def find(self, jid: str) -> JobRecord | None:
-        """The first job with this jid, or None."""
-        return next((record for record in self if record.jid == jid), None)
+        """The first job with this jid (newest first), or None. Searched inside the
+        broker, a window at a time."""
+        # a stand-in jid is in no raw text: every entry is a candidate
+        needle = "" if jid.startswith(SYNTHETIC_JID_PREFIX) else normalize_query(jid)
+        position: int | None = 0
+        while position is not None:
+            found = self._queues.search(self.name, needle, start=position, limit=50,
+                                        window=WINDOW)
+            for hit in found.hits:
+                record = JobRecord.from_raw(hit.raw)
+                if record.jid == jid:
+                    return record
+            position = found.next_position
+        return None
 
     def delete(self, raw: str) -> int:
         """Remove every occurrence of this exact raw payload; returns how many."""
-        with translate_errors():
-            return int(self._broker.client.lrem(self.key, 0, raw))
+        return self._queues.remove(self.name, raw)
 
     def clear(self) -> int:
-        """Delete the whole queue in one step; returns how many jobs it held."""
-        with translate_errors():
-            pipe = self._broker.client.pipeline(transaction=True)
-            pipe.llen(self.key)
-            pipe.delete(self.key)
-            return int(pipe.execute()[0])
+        """Delete every job of the queue in one step; returns how many it held."""
+        return self._queues.clear(self.name)
 
     def pause(self) -> None:
         """Workers skip this queue until :meth:`resume` (they re-read it on every fetch)."""
-        with translate_errors():
-            self._broker.client.sadd(self._broker.keys.paused_queues, self.name)
+        self._queues.pause(self.name)
 
     def resume(self) -> None:
-        with translate_errors():
-            self._broker.client.srem(self._broker.keys.paused_queues, self.name)
+        self._queues.resume(self.name)
 
     @property
     def paused(self) -> bool:
-        """Whether workers currently skip this queue (read from Redis each time)."""
-        with translate_errors():
-            return bool(self._broker.client.sismember(self._broker.keys.paused_queues,
-                                                      self.name))
+        """Whether workers currently skip this queue (read afresh each time)."""
+        return self.name in self._queues.paused()

@@ -1,4 +1,4 @@
-"""Fleet-wide counters: processed, failed, enqueued, set sizes, throughput, Redis INFO."""
+"""Fleet-wide counters: processed, failed, enqueued, set sizes, throughput, server info."""
 
 from __future__ import annotations
 
@@ -6,8 +6,7 @@ import time
 from datetime import datetime, timezone
 from typing import Any, TypedDict
 
-from cogworker.api._source import Source, resolve_broker, text
-from cogworker.redis.errors import translate_errors
+from cogworker.api._source import Source, resolve_broker
 
 HOUR = 3600
 
@@ -20,28 +19,8 @@ class ThroughputPoint(TypedDict):
     failed: int
 
 
-def _int(value: bytes | str | None) -> int:
-    if value is None:
-        return 0
-    try:
-        return int(text(value))
-    except ValueError:
-        return 0
-
-
-def _flatten(info: dict[str, Any]) -> dict[str, Any]:
-    """INFO as one flat mapping: nested sections (``db0``) become ``k=v,k=v`` strings."""
-    flat: dict[str, Any] = {}
-    for name, value in info.items():
-        if isinstance(value, dict):
-            flat[name] = ",".join(f"{k}={v}" for k, v in value.items())
-        else:
-            flat[name] = value
-    return flat
-
-
 class Stats:
-    """Counters read fresh from Redis on every access.
+    """Counters read afresh from the broker on every access.
 
     ::
 
@@ -55,79 +34,60 @@ class Stats:
     @property
     def processed(self) -> int:
         """Jobs that finished successfully, ever."""
-        with translate_errors():
-            return _int(self._broker.client.get(self._broker.keys.stats_processed))
+        return self._broker.stats.totals().processed
 
     @property
     def failed(self) -> int:
         """Failed attempts (including ones that will retry), burials and discards, ever."""
-        with translate_errors():
-            return _int(self._broker.client.get(self._broker.keys.stats_failed))
+        return self._broker.stats.totals().failed
 
     @property
     def enqueued(self) -> int:
-        """Jobs waiting on every registered queue (sum of their lengths)."""
-        keys = self._broker.keys
-        client = self._broker.client
-        with translate_errors():
-            names = sorted(text(name) for name in client.smembers(keys.queues))
-            if not names:
-                return 0
-            pipe = client.pipeline(transaction=False)
-            for name in names:
-                pipe.llen(keys.queue(name))
-            return sum(int(size) for size in pipe.execute())
-
-    def _zcard(self, key: str) -> int:
-        with translate_errors():
-            return int(self._broker.client.zcard(key))
+        """Jobs waiting on every registered queue (sum of their sizes)."""
+        return sum(record.size for record in self._broker.queues.records())
 
     @property
     def retry_size(self) -> int:
-        return self._zcard(self._broker.keys.retry)
+        return self._broker.sets.size("retry")
 
     @property
     def scheduled_size(self) -> int:
-        return self._zcard(self._broker.keys.schedule)
+        return self._broker.sets.size("schedule")
 
     @property
     def dead_size(self) -> int:
-        return self._zcard(self._broker.keys.dead)
+        return self._broker.sets.size("dead")
 
     def redis_info(self) -> dict[str, Any]:
-        """The whole INFO reply as one flat mapping (``redis_version``, ``used_memory``...)."""
-        with translate_errors():
-            return _flatten(self._broker.client.info())
+        """What the server says about itself, as one flat mapping (Redis: the whole INFO
+        reply, ``redis_version``, ``used_memory``...; see ``Broker.server_info``)."""
+        return dict(self._broker.server_info())
 
     def throughput(self, hours: int = 24, now: float | None = None) -> list[ThroughputPoint]:
         """One point per hour for the last ``hours`` hours (the current one last).
 
-        Hours nobody recorded count as zero; hourly counters expire after 25 hours, so
-        asking for more than 24 hours shows zeros for the older ones.
+        Hours nobody recorded count as zero; hourly counts are kept 25 hours, so asking for
+        more than 24 hours shows zeros for the older ones.
         """
         if hours < 1:
             raise ValueError(f"hours must be at least 1, not {hours}")
         current = int((time.time() if now is None else now) // HOUR)
-        slots = range(current - hours + 1, current + 1)
-        with translate_errors():
-            pipe = self._broker.client.pipeline(transaction=False)
-            for hour in slots:
-                pipe.hmget(self._broker.keys.throughput(hour), ["processed", "failed"])
-            replies = pipe.execute()
+        counts = self._broker.stats.throughput(current - hours + 1, current)
         return [
             ThroughputPoint(
-                time=datetime.fromtimestamp(hour * HOUR, tz=timezone.utc).isoformat(),
-                processed=_int(processed),
-                failed=_int(failed),
+                time=datetime.fromtimestamp(count.hour * HOUR, tz=timezone.utc).isoformat(),
+                processed=count.processed,
+                failed=count.failed,
             )
-            for hour, (processed, failed) in zip(slots, replies, strict=True)
+            for count in counts
         ]
 
     def to_dict(self) -> dict[str, int]:
         """Every counter, for ``cogworker stats --json``."""
+        totals = self._broker.stats.totals()
         return {
-            "processed": self.processed,
-            "failed": self.failed,
+            "processed": totals.processed,
+            "failed": totals.failed,
             "enqueued": self.enqueued,
             "scheduled": self.scheduled_size,
             "retry": self.retry_size,

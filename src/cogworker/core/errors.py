@@ -21,7 +21,8 @@ The tree::
     │   │   └── NoRedisError            no Redis URL set and no private redis-server running
     │   ├── BrokerAuthenticationError   Redis refused the user name or password
     │   ├── BrokerPermissionError       the Redis user's ACL refuses a command, key or channel
-    │   └── UnsupportedCommandError     the server lacks a command (e.g. LMOVE before 6.2)
+    │   ├── UnsupportedCommandError     the server lacks a command (e.g. LMOVE before 6.2)
+    │   └── BrokerFullError             the store is out of memory (maxmemory, noeviction)
     ├── EmbeddedRedisError              the private redis-server could not be found or started
     ├── TransactionBinderError          on-commit enqueue: no integration installed, or bad using=
     ├── DependencyError                 an installed library (redis-py) is one cogworker can't use
@@ -186,6 +187,12 @@ class BrokerPermissionError(BrokerError, PermissionError):
 
 class UnsupportedCommandError(BrokerError):
     """The broker rejected a command as unknown (for example LMOVE before Redis 6.2)."""
+
+
+class BrokerFullError(BrokerError):
+    """The store is out of memory and refuses commands that would grow it (Redis:
+    ``maxmemory`` reached with the ``noeviction`` policy). Pushes fail until it has room;
+    the steps that settle and take jobs still go through, since they free what they fill."""
 
 
 class EmbeddedRedisError(CogworkerError, RuntimeError):

@@ -19,21 +19,23 @@ from typing import TYPE_CHECKING, cast
 
 import pluggy
 
+from cogworker.core.broker import scheme_owners
 from cogworker.core.errors import PluginError
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from starlette.requests import Request
     from starlette.responses import Response
 
-    from cogworker.app import App
-    from cogworker.core.broker import Broker, Fetcher
+    from cogworker.core.broker import Broker, BrokerSchemes, Fetcher, LockClaim
     from cogworker.core.hookspecs import WorkerHandle
     from cogworker.core.job_options import JobOption
     from cogworker.core.middleware import ClientMiddleware, ServerMiddleware
     from cogworker.core.payload import Payload
     from cogworker.core.periodic_types import ClaimResult, PeriodicEntry
+    from cogworker.core.plugin_host import PluginHost
     from cogworker.core.settings import Settings
-    from cogworker.web.extension import Tab
 
 logger = logging.getLogger(__name__)
 # Hook-call tracing has one logger, whichever module emits the line (see load_plugins).
@@ -104,7 +106,7 @@ class Hooks:
 
     # -- set-up ------------------------------------------------------------------------
 
-    def configure(self, app: App) -> None:
+    def configure(self, app: PluginHost) -> None:
         """``cogworker_configure`` (historic: plugins registered later get it too)."""
         self._pm.hook.cogworker_configure.call_historic(kwargs={"app": app})
 
@@ -119,9 +121,32 @@ class Hooks:
                 declared.append((impl.plugin_name, list(result)))
         return declared
 
+    # -- broker ------------------------------------------------------------------------
+
+    def broker_schemes(self) -> dict[str, str]:
+        """``cogworker_broker_schemes`` of every active plugin: URL scheme → the plugin that
+        owns it (``""`` for the one answering without a URL). Propagates; raises
+        :class:`~cogworker.core.errors.PluginConflictError` when two plugins claim one."""
+        caller: pluggy.HookCaller = self._pm.hook.cogworker_broker_schemes
+        declared: list[tuple[str, BrokerSchemes]] = []
+        for impl in reversed(caller.get_hookimpls()):
+            result = cast("BrokerSchemes | None", impl.function())
+            if result is not None:
+                declared.append((impl.plugin_name, result))
+        return scheme_owners(declared)
+
+    def make_broker(self, settings: Settings, project_dir: Path,
+                    may_start_server: bool) -> Broker | None:
+        """``cogworker_make_broker``: the first plugin's broker, or None when no active
+        plugin owns the URL's scheme (the caller turns that into the error naming them).
+        Propagates."""
+        broker = self._pm.hook.cogworker_make_broker(
+            settings=settings, project_dir=project_dir, may_start_server=may_start_server)
+        return cast("Broker | None", broker)
+
     # -- fetch strategy ----------------------------------------------------------------
 
-    def make_fetcher(self, app: App, broker: Broker) -> Fetcher:
+    def make_fetcher(self, app: PluginHost, broker: Broker) -> Fetcher:
         """``cogworker_make_fetcher``; raises :class:`PluginError` when none is active."""
         fetcher = self._pm.hook.cogworker_make_fetcher(app=app, broker=broker)
         if fetcher is None:
@@ -131,42 +156,48 @@ class Hooks:
             )
         return cast("Fetcher", fetcher)
 
+    def requeue_lock(self, app: PluginHost, job: Payload) -> LockClaim | None:
+        """``cogworker_requeue_lock``: the lock to re-take with a requeue of ``job``, or
+        None. Propagates (the fetch strategy logs it and requeues without a lock)."""
+        result = self._first_result("cogworker_requeue_lock", app=app, job=job)
+        return cast("LockClaim | None", result)
+
     # -- middleware --------------------------------------------------------------------
 
-    def client_middleware(self, app: App) -> list[ClientMiddleware]:
+    def client_middleware(self, app: PluginHost) -> list[ClientMiddleware]:
         """Client middleware in pluggy call order (first = outermost); None dropped."""
         results = self._pm.hook.cogworker_client_middleware(app=app)
         return [cast("ClientMiddleware", item) for item in results if item is not None]
 
-    def server_middleware(self, app: App) -> list[ServerMiddleware]:
+    def server_middleware(self, app: PluginHost) -> list[ServerMiddleware]:
         """Server middleware in pluggy call order (first = outermost); None dropped."""
         results = self._pm.hook.cogworker_server_middleware(app=app)
         return [cast("ServerMiddleware", item) for item in results if item is not None]
 
     # -- unique jobs -------------------------------------------------------------------
 
-    def acquire_unique_lock(self, app: App, job: Payload) -> bool | None:
+    def acquire_unique_lock(self, app: PluginHost, job: Payload) -> bool | None:
         """True: store the job; False: a duplicate; None: not a unique job. Propagates."""
         result = self._first_result("cogworker_acquire_unique_lock", app=app, job=job)
         return cast("bool | None", result)
 
-    def unique_job_starting(self, app: App, job: Payload) -> bool | None:
+    def unique_job_starting(self, app: PluginHost, job: Payload) -> bool | None:
         """False: another copy runs, reschedule; True or None: run it. Propagates."""
         result = self._first_result("cogworker_unique_job_starting", app=app, job=job)
         return cast("bool | None", result)
 
-    def extend_unique_lock(self, app: App, job: Payload, ttl: float) -> None:
+    def extend_unique_lock(self, app: PluginHost, job: Payload, ttl: float) -> None:
         """Notification: keep a retrying job's uniqueness lock."""
         self._notify("cogworker_extend_unique_lock", app=app, job=job, ttl=ttl)
 
-    def release_unique_lock(self, app: App, job: Payload, reason: str) -> None:
+    def release_unique_lock(self, app: PluginHost, job: Payload, reason: str) -> None:
         """Notification: release a job's uniqueness lock, owner-checked."""
         self._notify("cogworker_release_unique_lock", app=app, job=job, reason=reason)
 
     # -- periodic locks ----------------------------------------------------------------
 
     def claim_periodic_slot(
-        self, app: App, entry: PeriodicEntry, slot: int, jid: str
+        self, app: PluginHost, entry: PeriodicEntry, slot: int, jid: str
     ) -> ClaimResult | None:
         """Claim one cron slot fleet-wide; None when no plugin claims. Propagates."""
         result = self._pm.hook.cogworker_claim_periodic_slot(
@@ -175,7 +206,7 @@ class Hooks:
         return cast("ClaimResult | None", result)
 
     def rollback_periodic_claim(
-        self, app: App, entry: PeriodicEntry, slot: int, previous_slot: int | None, jid: str
+        self, app: PluginHost, entry: PeriodicEntry, slot: int, previous_slot: int | None, jid: str
     ) -> bool | None:
         """Undo a won claim whose push failed; True when rolled back. Propagates."""
         result = self._pm.hook.cogworker_rollback_periodic_claim(
@@ -183,15 +214,15 @@ class Hooks:
         )
         return cast("bool | None", result)
 
-    def retake_periodic_lock(self, app: App, job: Payload, ttl: float) -> None:
+    def retake_periodic_lock(self, app: PluginHost, job: Payload, ttl: float) -> None:
         """Notification: set a cron job's running lock if it is missing."""
         self._notify("cogworker_retake_periodic_lock", app=app, job=job, ttl=ttl)
 
-    def touch_periodic_lock(self, app: App, job: Payload, ttl: float) -> None:
+    def touch_periodic_lock(self, app: PluginHost, job: Payload, ttl: float) -> None:
         """Notification: refresh a cron job's running lock TTL, owner-checked."""
         self._notify("cogworker_touch_periodic_lock", app=app, job=job, ttl=ttl)
 
-    def release_periodic_lock(self, app: App, job: Payload) -> None:
+    def release_periodic_lock(self, app: PluginHost, job: Payload) -> None:
         """Notification: release a cron job's running lock, owner-checked."""
         self._notify("cogworker_release_periodic_lock", app=app, job=job)
 
@@ -211,26 +242,29 @@ class Hooks:
 
     # -- job events --------------------------------------------------------------------
 
-    def job_retried(self, app: App, job: Payload, exception: BaseException, delay: float) -> None:
+    def job_retried(self, app: PluginHost, job: Payload, exception: BaseException,
+                    delay: float) -> None:
         """Notification: a failed job was written to the retry set."""
         self._notify("cogworker_job_retried", app=app, job=job, exception=exception, delay=delay)
 
-    def job_died(self, app: App, job: Payload, exception: BaseException) -> None:
+    def job_died(self, app: PluginHost, job: Payload, exception: BaseException) -> None:
         """Notification: a job was moved to the dead set."""
         self._notify("cogworker_job_died", app=app, job=job, exception=exception)
 
-    def orphans_recovered(self, app: App, identity: str, count: int) -> None:
+    def orphans_recovered(self, app: PluginHost, identity: str, count: int) -> None:
         """Notification: a dead process's in-progress jobs were requeued."""
         self._notify("cogworker_orphans_recovered", app=app, identity=identity, count=count)
 
     # -- web dashboard -----------------------------------------------------------------
 
-    def web_tabs(self, app: App) -> list[Tab]:
-        """``cogworker_web_tabs``: every tab of every active plugin. Propagates."""
+    def web_tabs(self, app: PluginHost) -> list[object]:
+        """``cogworker_web_tabs``: every tab of every active plugin (the dashboard checks
+        each is a :class:`cogworker.web.Tab`). Propagates."""
         results = self._pm.hook.cogworker_web_tabs(app=app)
-        return [cast("Tab", tab) for result in results for tab in (result or ())]
+        return [tab for result in results for tab in (result or ())]
 
-    def web_authorize(self, app: App, request: Request, action: str) -> bool | Response | None:
+    def web_authorize(self, app: PluginHost, request: Request,
+                      action: str) -> bool | Response | None:
         """``cogworker_web_authorize``: False if any plugin refuses, else the first
         Response, else True if any allows, else None. Propagates."""
         results = self._pm.hook.cogworker_web_authorize(app=app, request=request,

@@ -1,66 +1,42 @@
-"""The ``basic`` fetch strategy: ``BRPOP`` over every queue, nothing kept in progress.
+"""The ``basic`` fetch strategy: one blocking pop over every queue, nothing held.
 
-Fast and works on any Redis, but a job popped by a process that then dies (SIGKILL,
+Fast and works on any broker, but a job popped by a process that then dies (SIGKILL,
 out-of-memory, power loss) is lost: it exists only in that process's memory. Use the
 ``reliable`` strategy when that matters. ``docs/explanation/fetching.md`` compares them.
+Written against the broker contract only: ``broker.queues`` to take and give back,
+``broker.sets`` and ``broker.held`` to file failures, ``broker.processes`` to find what
+this process ran at shutdown.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import math
 import random
 import threading
 from collections import Counter
-from collections.abc import Iterable, Sequence
-from typing import Protocol, cast
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
-from cogworker.core.broker import SortedSetName, UnitOfWork
-from cogworker.core.errors import BrokerError
+from cogworker.core.broker import (
+    Broker,
+    RecoveryOptions,
+    RecoveryReport,
+    Relock,
+    SortedSetName,
+    UnitOfWork,
+)
+from cogworker.core.errors import BrokerUnavailableError
 from cogworker.core.markers import hookimpl
-from cogworker.core.payload import dumps
-from cogworker.core.settings import Settings
+from cogworker.core.payload import DEFAULT_QUEUE, dumps
+from cogworker.core.plugin_host import PluginHost
+from cogworker.fetchers.recovery import hook_relock, process_recovery, recovery_pass
 from cogworker.fetchers.weighted import ALL_PAUSED_PAUSE, fetch_order, unpaused
-from cogworker.redis.errors import translate_errors
-from cogworker.redis.quarantine import is_wrong_type, quarantine_wrong_types
-from cogworker.redis.requeue import RedisBackend, requeue_target, text, wire
 
 logger = logging.getLogger(__name__)
 
-PACKAGE = "cogworker.fetchers"
-DEFAULT_QUEUED_TTL = 86_400
-_BACKEND_MEMBERS = ("client", "keys", "scripts", "paused_queues", "server_version",
-                    "subscribe_wakeups")
-
-
-class AppLike(Protocol):
-    """What the fetcher hooks read of the app."""
-
-    @property
-    def settings(self) -> Settings: ...
-
-    @property
-    def identity(self) -> str: ...
-
-
-def as_redis_backend(broker: object) -> RedisBackend | None:
-    """``broker`` when it is Redis-backed (see :class:`RedisBackend`), else None."""
-    if all(hasattr(broker, name) for name in _BACKEND_MEMBERS):
-        return cast(RedisBackend, broker)
-    return None
-
-
-def queued_ttl(settings: Settings) -> int:
-    """Whole seconds a requeued cron run keeps its running lock (``SET EX`` wants ints)."""
-    return math.ceil(settings.unique_lock_ttl)
-
-
-def blocking_seconds(timeout: float) -> int | float:
-    """A timeout for BRPOP/BLMOVE: never 0 (which blocks forever), whole when it can be
-    (servers before 6.0 accept only whole seconds)."""
-    seconds = max(timeout, 0.01)
-    return int(seconds) if float(seconds).is_integer() else seconds
+MIN_BLOCK = 0.01
+"""Seconds a blocking pop waits at least (0 would mean forever)."""
 
 
 def canonical(payloads: Iterable[str]) -> Counter[str]:
@@ -75,130 +51,104 @@ def canonical(payloads: Iterable[str]) -> Counter[str]:
 
 
 class BasicFetcher:
-    """Pops jobs with one ``BRPOP`` over every queue: no polling, no in-progress list."""
+    """Pops jobs with one blocking pop over every queue: no polling, nothing held."""
 
     name = "basic"
     reliable = False
 
-    def __init__(self, backend: RedisBackend, identity: str, *,
-                 queued_ttl: int = DEFAULT_QUEUED_TTL,
+    def __init__(self, broker: Broker, identity: str, *, relock: Relock | None = None,
                  rng: random.Random | None = None) -> None:
-        self._backend = backend
-        self._keys = backend.keys
-        self._client = backend.client
+        self._broker = broker
         self.identity = identity
-        self.queued_ttl = queued_ttl
+        self.relock = relock
         self._rng = rng or random.Random()
         self._closed = threading.Event()
+        self._holds_supported: bool | None = None
+
+    def holds_jobs(self) -> bool:
+        """False: a popped job lives only in this process's memory."""
+        return False
 
     def fetch(self, queues: Sequence[str], timeout: float, max_jobs: int = 1) -> list[UnitOfWork]:
         """Pop one job, blocking up to ``timeout`` on all queues at once (``max_jobs`` is
-        ignored: a popped job only lives in memory, so we never take more than one). On
-        ``WRONGTYPE`` the keys of the wrong type are quarantined and the fetch runs again."""
-        try:
-            return self._pop(queues, timeout)
-        except BrokerError as exc:
-            expected = {self._keys.paused_queues: "set",
-                        **{self._keys.queue(queue): "list" for queue in queues}}
-            if not is_wrong_type(exc) or not quarantine_wrong_types(self._backend, expected):
-                raise
-        return self._pop(queues, timeout)
-
-    def _pop(self, queues: Sequence[str], timeout: float) -> list[UnitOfWork]:
-        order = fetch_order(unpaused(queues, self._backend.paused_queues()), self._rng)
+        ignored: a popped job only lives in memory, so we never take more than one)."""
+        order = fetch_order(unpaused(queues, self._broker.queues.paused()), self._rng)
         if not order or self._closed.is_set():
             self._closed.wait(min(timeout, ALL_PAUSED_PAUSE))
             return []
-        with translate_errors():
-            reply = self._client.brpop([self._keys.queue(q) for q in order],
-                                       timeout=blocking_seconds(timeout))
-        if reply is None:
-            return []
-        key, raw = reply
-        return [UnitOfWork(self._keys.queue_name(text(key)), text(raw))]
+        work = self._broker.queues.pop_blocking(order, max(timeout, MIN_BLOCK))
+        return [] if work is None else [work]
 
     def acknowledge(self, works: Sequence[UnitOfWork]) -> None:
-        """Nothing to do: a popped job already left Redis."""
+        """Nothing to do: a popped job already left the store."""
 
     def give_back(self, work: UnitOfWork) -> bool:
-        """RPUSH the job back onto its queue (the end the next fetch pops), then wake a
-        worker; both in one round trip, the wake-up best-effort (an ACL may refuse it)."""
-        pipe = self._client.pipeline(transaction=False)
-        pipe.rpush(self._keys.queue(work.queue), wire(work.raw))
-        pipe.publish(self._keys.wakeup, work.queue)
-        with translate_errors():
-            pushed, _published = pipe.execute(raise_on_error=False)
-            if isinstance(pushed, Exception):
-                raise pushed
+        """Back on the pop end of its queue (its lock re-taken), idle fetchers woken."""
+        self._broker.queues.push_back(work, self.relock)
         return True
 
     def interrupt(self, work: UnitOfWork, set_name: SortedSetName, score: float,
                   record: str) -> bool:
-        """ZADD the record into retry or dead (nothing is held to drop)."""
-        with translate_errors():
-            self._client.zadd(self._keys.sorted_set(set_name), {wire(record): score})
+        """File the record into retry or dead (nothing is held to drop)."""
+        self._broker.sets.file(set_name, score, record)
+        return True
+
+    def park_unsettled(self, work: UnitOfWork, set_name: SortedSetName, score: float,
+                       record: str) -> bool:
+        """Hand a failure this process could not file to any live process."""
+        self._broker.held.hand_over(set_name, score, record)
         return True
 
     def in_progress(self) -> list[str]:
-        """Nothing is held in Redis by a basic fetcher."""
+        """Nothing is held in the store by a basic fetcher."""
         return []
 
-    def park_unsettled(self, raw: str, record_json: str) -> bool:
-        """Hand a failure this process could not file to any live process (RPUSH)."""
-        with translate_errors():
-            self._client.rpush(self._keys.unsettled, wire(record_json))
-        return True
-
     def requeue_unfinished(self, finished: Sequence[str], keep: Sequence[str]) -> int:
-        """At shutdown: requeue every job this process's workers hash says is running,
-        except those in ``finished`` or ``keep`` (compared by content). Each requeue is
-        atomic (and re-takes a cron job's running lock); unreadable entries are logged and
-        skipped. Returns how many were requeued."""
+        """At shutdown: requeue every job this process's running-work record lists, except
+        those in ``finished`` or ``keep`` (compared by content). Each requeue is atomic
+        (and re-takes the job's lock). Returns how many were requeued."""
         skip = canonical(finished) + canonical(keep)
-        with translate_errors():
-            entries: list[bytes | str] = self._client.hvals(self._keys.workers(self.identity))
         requeued = 0
-        for entry in entries:
-            payload = self._readable_payload(text(entry))
-            if payload is None:
-                continue
+        for running in self._broker.processes.work(self.identity):
+            payload = dumps(dict(running.work.payload))
             if skip[payload] > 0:
                 skip[payload] -= 1
                 continue
-            self._requeue_payload(payload)
+            self._broker.queues.push_back(UnitOfWork(_queue_of(running.work.payload), payload),
+                                          self.relock)
             requeued += 1
         return requeued
 
-    def _readable_payload(self, entry: str) -> str | None:
-        """The job of a workers-hash entry, encoded as :func:`dumps` writes it; None (and a
-        warning) for an entry that is not ``{"payload": <job object>}``."""
+    def recover_orphans(self, own_identity: str, options: RecoveryOptions) -> RecoveryReport:
+        """``broker.held``'s recovery, when this broker can hold jobs: a fleet may mix
+        strategies, and a reliable process's fallback leaves held jobs behind."""
         try:
-            job = json.loads(entry)["payload"]
-            if isinstance(job, dict):
-                return dumps(job)
-        except Exception:  # not JSON, no payload, or nested too deep to parse or encode
-            pass
-        logger.warning("skipped an unreadable entry of %s at shutdown: %.200s",
-                       self._keys.workers(self.identity), entry)
-        return None
+            supported = self._can_hold()
+        except BrokerUnavailableError:
+            return RecoveryReport(connection_lost=True)
+        if not supported:
+            return RecoveryReport(registry_read=True)
+        return recovery_pass(self._broker, own_identity, options, self.relock)
 
-    def _requeue_payload(self, payload: str) -> None:
-        target = requeue_target(self._keys, payload)
-        self._backend.scripts.run(
-            PACKAGE, "requeue_payload",
-            keys=[target.queue_key, *target.lock_keys()],
-            args=[wire(payload), target.jid, self.queued_ttl, self._keys.wakeup, target.queue],
-        )
+    def recover_process(self, identity: str, options: RecoveryOptions) -> RecoveryReport:
+        return process_recovery(self._broker, identity, options, self.relock)
+
+    def _can_hold(self) -> bool:
+        if self._holds_supported is None:
+            self._holds_supported = self._broker.held.supported() is None
+        return self._holds_supported
 
     def close(self) -> None:
         """Wake a fetch waiting on paused queues; idempotent."""
         self._closed.set()
 
 
+def _queue_of(payload: Mapping[str, Any]) -> str:
+    queue = payload.get("queue")
+    return queue if isinstance(queue, str) and queue else DEFAULT_QUEUE
+
+
 @hookimpl(trylast=True)  # type: ignore[untyped-decorator, unused-ignore]
-def cogworker_make_fetcher(app: AppLike, broker: object) -> BasicFetcher | None:
-    """The basic fetcher on a Redis broker; None for any other broker."""
-    backend = as_redis_backend(broker)
-    if backend is None:
-        return None
-    return BasicFetcher(backend, app.identity, queued_ttl=queued_ttl(app.settings))
+def cogworker_make_fetcher(app: PluginHost, broker: Broker) -> BasicFetcher:
+    """The basic fetcher: it runs on every broker (the last resort of the fetch slot)."""
+    return BasicFetcher(broker, app.identity, relock=hook_relock(app))

@@ -1,17 +1,18 @@
-"""The ``reliable`` fetch strategy: every job waits on this process's in-progress list.
+"""The ``reliable`` fetch strategy: every job is held by this process until it is settled.
 
-A fetch moves each job atomically from its queue onto ``inprogress:<identity>`` (LMOVE),
-and the job leaves that list only when it is settled. If the process dies, orphan recovery
-(:mod:`cogworker.redis.recovery`, run by every live process) puts the jobs back on their
-queues. Needs Redis >= 6.2 (LMOVE); on an older server, or one that rejects LMOVE, the
-fetcher switches itself to :class:`~cogworker.fetchers.basic.BasicFetcher` with a warning.
-``docs/explanation/fetching.md`` explains the waiting design (BLMOVE for one queue, one Lua
-round trip plus pub/sub wake-ups for several).
+A fetch moves each job atomically from its queue onto this process's held jobs
+(``broker.held.claim``; on Redis the list ``inprogress:<identity>``), and the job leaves
+them only when it is settled. If the process dies, orphan recovery (run by every live
+process, :meth:`ReliableFetcher.recover_orphans`) puts the jobs back on their queues. When
+the broker cannot hold jobs (``broker.held.supported()``: Redis before 6.2 has no LMOVE) or
+a claim says so at run time, the fetcher switches itself to
+:class:`~cogworker.fetchers.basic.BasicFetcher` with a warning.
+``docs/explanation/fetching.md`` explains the waiting design (a blocking claim for one
+queue, one batch claim plus wake-ups for several).
 
-Two states of Redis do not stop it: a queue key of the wrong type is quarantined
-(:mod:`cogworker.redis.quarantine`) and the fetch runs again at once; a full Redis
-(``maxmemory`` with ``noeviction``) refuses BLMOVE, so an idle fetch waits for wake-ups
-instead, while ``fetch.lua`` still moves jobs (see its header).
+A full store (Redis: ``maxmemory`` with ``noeviction``) refuses the blocking claim
+(``BrokerFullError``), so an idle fetch waits for wake-ups instead, while batch claims
+still move jobs.
 """
 
 from __future__ import annotations
@@ -21,75 +22,63 @@ import random
 import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import Literal, Protocol, cast
+from typing import Literal
 
-import redis.exceptions as rex
-
-from cogworker.core.broker import SortedSetName, UnitOfWork
-from cogworker.core.errors import BrokerError, BrokerUnavailableError, UnsupportedCommandError
-from cogworker.core.markers import hookimpl
-from cogworker.fetchers.basic import (
-    DEFAULT_QUEUED_TTL,
-    AppLike,
-    BasicFetcher,
-    as_redis_backend,
-    blocking_seconds,
-    queued_ttl,
+from cogworker.core.broker import (
+    Broker,
+    RecoveryOptions,
+    RecoveryReport,
+    Relock,
+    SortedSetName,
+    UnitOfWork,
 )
-from cogworker.fetchers.inprogress import PACKAGE, InProgressList
+from cogworker.core.errors import BrokerFullError, UnsupportedCommandError
+from cogworker.core.markers import hookimpl
+from cogworker.core.plugin_host import PluginHost, PluginHostBase
+from cogworker.core.plugin_options import AliasedOption, read_plugin_options
+from cogworker.fetchers.basic import BasicFetcher
+from cogworker.fetchers.recovery import hook_relock, process_recovery, recovery_pass
 from cogworker.fetchers.wakeup import WakeupListener
 from cogworker.fetchers.weighted import ALL_PAUSED_PAUSE, fetch_order
-from cogworker.redis.errors import translate_errors
-from cogworker.redis.quarantine import is_wrong_type, quarantine_wrong_types
-from cogworker.redis.requeue import RedisBackend, text
+
+PLUGIN_NAME = "reliable"
+OPTIONS = (AliasedOption("idle_max_interval", alias="fetch_idle_max_interval"),)
+"""``idle_max_interval``: the longest wait, in seconds, between looks at idle queues."""
 
 logger = logging.getLogger(__name__)
 
-MIN_VERSION = (6, 2)
 FetchMode = Literal["reliable", "basic"]
 
 
-class _Settler(Protocol):
-    """The settling half of a fetcher (``InProgressList`` or ``BasicFetcher``)."""
-
-    def acknowledge(self, works: Sequence[UnitOfWork]) -> None: ...
-    def give_back(self, work: UnitOfWork) -> bool: ...
-    def interrupt(self, work: UnitOfWork, set_name: SortedSetName, score: float,
-                  record: str) -> bool: ...
-    def in_progress(self) -> list[str]: ...
-    def park_unsettled(self, raw: str, record_json: str) -> bool: ...
-    def requeue_unfinished(self, finished: Sequence[str], keep: Sequence[str]) -> int: ...
-
-
 class ReliableFetcher:
-    """Fetches onto an in-progress list; shared by all processor threads of a process.
+    """Fetches onto this process's held jobs; shared by all processor threads.
 
-    Fetches are serialized (one thread inside :meth:`fetch` at a time). The server is asked
-    for its version on the first fetch (or :meth:`resolve_mode`), not at construction.
+    Fetches are serialized (one thread inside :meth:`fetch` at a time). The broker is asked
+    whether it can hold jobs on the first fetch (or :meth:`resolve_mode`), not at
+    construction.
     """
 
     name = "reliable"
 
-    def __init__(self, backend: RedisBackend, identity: str, *,
-                 idle_max_interval: float = 1.0, queued_ttl: int = DEFAULT_QUEUED_TTL,
-                 rng: random.Random | None = None) -> None:
-        self._backend = backend
+    def __init__(self, broker: Broker, identity: str, *, relock: Relock | None = None,
+                 idle_max_interval: float = 1.0, rng: random.Random | None = None) -> None:
+        self._broker = broker
+        self._held = broker.held
         self.identity = identity
+        self.relock = relock
         self.idle_max_interval = idle_max_interval
-        self.queued_ttl = queued_ttl
         self.reliable = True
         self._rng = rng or random.Random()
-        self._list = InProgressList(backend, identity, queued_ttl)
-        self._wakeups = WakeupListener(backend)
+        self._wakeups = WakeupListener(broker.queues)
         self._fetch_lock = threading.Lock()
         self._mode_lock = threading.Lock()
         self._resolved = False
         self._basic: BasicFetcher | None = None
-        self._list_used = False
+        self._held_used = False
         """Set once a reliable fetch returned jobs: after a runtime fallback some of them
-        may still be held on the in-progress list, and must be settled there."""
+        may still be held, and must be settled there."""
         self._closed = threading.Event()
-        self._full_noted = False  # the "Redis is full" warning was logged (once per spell)
+        self._full_noted = False  # the "store is full" warning was logged (once per spell)
 
     # mode -------------------------------------------------------------------------------
     @property
@@ -99,36 +88,26 @@ class ReliableFetcher:
         return "basic" if self._basic is not None else "reliable"
 
     def resolve_mode(self) -> FetchMode:
-        """Ask the server's version once. A connection error propagates and nothing is
-        remembered (ask again later); any other error assumes a modern server."""
+        """Ask the broker once whether it can hold jobs. Unavailability propagates and
+        nothing is remembered (ask again later)."""
         with self._mode_lock:
             if not self._resolved:
-                try:
-                    version = self._backend.server_version()
-                except BrokerUnavailableError:
-                    raise
-                except BrokerError as exc:
-                    logger.debug("could not read the Redis version (%s); assuming >= 6.2", exc)
-                    version = MIN_VERSION
-                if version < MIN_VERSION:
-                    self._switch_to_basic(f"Redis {'.'.join(map(str, version))} < 6.2 "
-                                          "has no LMOVE")
+                reason = self._held.supported()
+                if reason is not None:
+                    self._switch_to_basic(reason)
                 self._resolved = True
         return self.mode
 
     def _switch_to_basic(self, reason: str) -> BasicFetcher:
         """Use a basic delegate from now on, for every thread (caller holds the lock)."""
         if self._basic is None:
-            logger.warning("reliable fetch isn't supported by this Redis (%s); falling back "
+            logger.warning("reliable fetch isn't supported by this broker (%s); falling back "
                            "to basic (a job is lost if its process dies mid-job)", reason)
-            self._basic = BasicFetcher(self._backend, self.identity,
-                                       queued_ttl=self.queued_ttl, rng=self._rng)
+            self._basic = BasicFetcher(self._broker, self.identity, relock=self.relock,
+                                       rng=self._rng)
             self.reliable = False
             self._wakeups.close()
         return self._basic
-
-    def _settler(self) -> _Settler:
-        return self._basic if self._basic is not None else self._list
 
     # fetching ---------------------------------------------------------------------------
     def fetch(self, queues: Sequence[str], timeout: float, max_jobs: int = 1) -> list[UnitOfWork]:
@@ -140,72 +119,49 @@ class ReliableFetcher:
             basic = self._basic
             if basic is None:
                 try:
-                    works = self._fetch_guarded(queues, timeout, max(max_jobs, 1))
+                    works = self._fetch_reliably(queues, timeout, max(max_jobs, 1))
                 except UnsupportedCommandError as exc:
                     with self._mode_lock:
                         basic = self._switch_to_basic(str(exc))
                 else:
-                    self._list_used = self._list_used or bool(works)
+                    self._held_used = self._held_used or bool(works)
                     return works
             return basic.fetch(queues, timeout, max_jobs)
-
-    def _fetch_guarded(self, queues: Sequence[str], timeout: float,
-                       max_jobs: int) -> list[UnitOfWork]:
-        """A reliable fetch; on ``WRONGTYPE``, quarantine the keys of the wrong type and
-        fetch again at once (the error propagates when no key was wrong)."""
-        try:
-            return self._fetch_reliably(queues, timeout, max_jobs)
-        except BrokerError as exc:
-            keys = self._backend.keys
-            expected = {keys.paused_queues: "set", self._list.key: "list",
-                        **{keys.queue(queue): "list" for queue in queues}}
-            if not is_wrong_type(exc) or not quarantine_wrong_types(self._backend, expected):
-                raise
-        return self._fetch_reliably(queues, timeout, max_jobs)
 
     def _fetch_reliably(self, queues: Sequence[str], timeout: float,
                         max_jobs: int) -> list[UnitOfWork]:
         order = fetch_order(queues, self._rng)
-        works, open_queues = self._take(order, max_jobs)
-        if works:
-            return works
-        if not open_queues:
+        batch = self._held.claim(self.identity, order, max_jobs)
+        if batch.works:
+            return list(batch.works)
+        if not batch.open_queues:
             self._closed.wait(min(timeout, ALL_PAUSED_PAUSE))
             return []
-        if len(open_queues) == 1:
-            return self._block_on(order, open_queues[0], timeout, max_jobs)
-        return self._wait_for_wakeups(order, open_queues, timeout, max_jobs)
+        if len(batch.open_queues) == 1:
+            return self._block_on(order, batch.open_queues[0], timeout, max_jobs)
+        return self._wait_for_wakeups(order, batch.open_queues, timeout, max_jobs)
 
     def _block_on(self, order: Sequence[str], queue: str, timeout: float,
                   max_jobs: int) -> list[UnitOfWork]:
-        """BLMOVE from the one open queue (a pause from now on applies at the next fetch).
-        A full Redis refuses BLMOVE: the fetch then waits for wake-ups instead."""
-        keys = self._backend.keys
+        """A blocking claim on the one open queue (a pause from now on applies at the next
+        fetch). A full store refuses it: the fetch then waits for wake-ups instead."""
         try:
-            with translate_errors():
-                # redis-py types the timeout as int; servers take fractions since 6.0
-                raw = self._backend.client.blmove(
-                    keys.queue(queue), self._list.key, cast(int, blocking_seconds(timeout)),
-                    "RIGHT", "LEFT",
-                )
-        except BrokerError as exc:
-            if not isinstance(exc.__cause__, rex.OutOfMemoryError):
-                raise
+            work = self._held.claim_blocking(self.identity, queue, max(timeout, 0.01))
+        except BrokerFullError as exc:
             self._note_full(exc)
             return self._wait_for_wakeups(order, [queue], timeout, max_jobs)
         if self._full_noted:
             self._full_noted = False
-            logger.info("Redis has room again: fetches block in BLMOVE again")
-        if raw is None:
-            return []
-        return [UnitOfWork(queue, text(raw))]
+            logger.info("the broker has room again: fetches block on one queue again")
+        return [] if work is None else [work]
 
-    def _note_full(self, exc: BrokerError) -> None:
+    def _note_full(self, exc: BrokerFullError) -> None:
         if not self._full_noted:
             self._full_noted = True
-            logger.warning("Redis is full (maxmemory reached, noeviction): it refuses BLMOVE "
-                           "(%s); fetches wait for wake-ups and move jobs by script until "
-                           "it has room, and enqueues fail meanwhile", exc)
+            logger.warning("the broker is full (Redis: maxmemory reached, noeviction): it "
+                           "refuses a blocking claim (%s); fetches wait for wake-ups and "
+                           "claim by script until it has room, and enqueues fail meanwhile",
+                           exc)
 
     def _wait_for_wakeups(self, order: Sequence[str], open_queues: Sequence[str],
                           timeout: float, max_jobs: int) -> list[UnitOfWork]:
@@ -213,84 +169,84 @@ class ReliableFetcher:
         self._wakeups.watch(open_queues)
         while True:
             self._wakeups.clear()  # before looking: a push after the look still wakes us
-            works, _ = self._take(order, max_jobs)
+            works = list(self._held.claim(self.identity, order, max_jobs).works)
             remaining = deadline - time.monotonic()
             if works or remaining <= 0 or self._closed.is_set():
                 return works
             self._wakeups.wait(min(remaining, self.idle_max_interval))
 
-    def _take(self, order: Sequence[str], max_jobs: int) -> tuple[list[UnitOfWork], list[str]]:
-        """One round trip: move up to ``max_jobs`` jobs, trying the queues of ``order``
-        that are not paused, in that order. Returns the jobs and those open queues."""
-        keys = self._backend.keys
-        reply = self._backend.scripts.run(
-            PACKAGE, "fetch",
-            keys=[keys.paused_queues, *(keys.queue(q) for q in order), self._list.key],
-            args=[max_jobs, *order],
-        )
-        count = int(reply[0])
-        open_queues = [order[int(position) - 1] for position in reply[1:count + 1]]
-        flat = reply[count + 1:]
-        works = [UnitOfWork(keys.queue_name(text(flat[i])), text(flat[i + 1]))
-                 for i in range(0, len(flat), 2)]
-        return works, open_queues
+    # settling (held jobs, or the basic delegate after a fallback) ------------------------
+    # A job fetched reliably before a runtime fallback is still held: it is settled there
+    # first (the held steps are no-ops for jobs this process does not hold).
+    def _held_first(self, held: Callable[[], bool], basic: Callable[[BasicFetcher], bool]) -> bool:
+        delegate = self._basic
+        if delegate is None:
+            return held()
+        return (self._held_used and held()) or basic(delegate)
 
-    # settling (delegated to the in-progress list, or to basic after a fallback) ----------
-    # A job fetched reliably before a runtime fallback is still held on the list: it is
-    # settled there first (the list's operations are no-ops for jobs it does not hold).
-    def _held_first(self, on_list: Callable[[], bool], on_basic: Callable[[], bool]) -> bool:
+    def holds_jobs(self) -> bool:
+        """True while jobs are held, also after a runtime fallback, so the heartbeat keeps
+        stamping the last beat that protects them from recovery."""
         if self._basic is None:
-            return on_list()
-        return (self._list_used and on_list()) or on_basic()
+            return self.reliable
+        return self._held_used and bool(self._held.held(self.identity))
 
     def acknowledge(self, works: Sequence[UnitOfWork]) -> None:
-        """Drop settled jobs (and their orphan counters) in one step; raises BrokerError."""
+        """Release settled jobs (and their orphan counters) in one step."""
         basic = self._basic
-        if basic is None or self._list_used:
-            self._list.acknowledge(works)
+        if basic is None or self._held_used:
+            self._held.release(self.identity, works)
         if basic is not None:
             basic.acknowledge(works)
 
     def give_back(self, work: UnitOfWork) -> bool:
         """Requeue a held job that did not start at the head of its queue; False if it is
         no longer held."""
-        return self._held_first(lambda: self._list.give_back(work),
-                                lambda: self._settler().give_back(work))
+        return self._held_first(
+            lambda: self._held.return_to_queue(self.identity, work, self.relock),
+            lambda basic: basic.give_back(work))
 
     def interrupt(self, work: UnitOfWork, set_name: SortedSetName, score: float,
                   record: str) -> bool:
-        """File ``record`` in retry/dead and drop the held job atomically; False (and
-        nothing written) if it is no longer held."""
+        """File ``record`` and drop the held job atomically; False (and nothing written)
+        if it is no longer held."""
         return self._held_first(
-            lambda: self._list.interrupt(work, set_name, score, record),
-            lambda: self._settler().interrupt(work, set_name, score, record))
+            lambda: self._held.file(self.identity, work, set_name, score, record),
+            lambda basic: basic.interrupt(work, set_name, score, record))
+
+    def park_unsettled(self, work: UnitOfWork, set_name: SortedSetName, score: float,
+                       record: str) -> bool:
+        """Hand an unfiled failure over and drop the held job; False if it is no longer
+        held."""
+        return self._held_first(
+            lambda: self._held.park(self.identity, work, set_name, score, record),
+            lambda basic: basic.park_unsettled(work, set_name, score, record))
 
     def in_progress(self) -> list[str]:
-        """The raws on this process's in-progress list, most recently fetched first."""
-        return self._settler().in_progress()
-
-    def holds_listed_jobs(self) -> bool:
-        """True while jobs sit on the in-progress list, also after a runtime fallback, so
-        the heartbeat keeps stamping the last beat that protects them from recovery."""
-        if self._basic is None:
-            return self.reliable
-        return self._list_used and bool(self._list.in_progress())
-
-    def park_unsettled(self, raw: str, record_json: str) -> bool:
-        """Hand an unfiled failure to the unsettled list and drop the held job; False if
-        it is no longer held."""
-        return self._held_first(lambda: self._list.park_unsettled(raw, record_json),
-                                lambda: self._settler().park_unsettled(raw, record_json))
+        """The raws this process holds, most recently fetched first."""
+        if self._basic is not None and not self._held_used:
+            return []
+        return self._held.held(self.identity)
 
     def requeue_unfinished(self, finished: Sequence[str], keep: Sequence[str]) -> int:
         """Shutdown: drop ``finished``, keep ``keep``, requeue every other held job."""
         basic = self._basic
         if basic is None:
-            return self._list.requeue_unfinished(finished, keep)
-        held = self._list.in_progress() if self._list_used else []
-        requeued = self._list.requeue_unfinished(finished, keep) if held else 0
-        # basic requeues what its workers hash lists: not the jobs the list just handled
+            return self._held.requeue_all(self.identity, finished, keep, self.relock)
+        held = self._held.held(self.identity) if self._held_used else []
+        requeued = (self._held.requeue_all(self.identity, finished, keep, self.relock)
+                    if held else 0)
+        # basic requeues what the running-work record lists: not the jobs just handled
         return requeued + basic.requeue_unfinished(finished, [*keep, *held])
+
+    # recovery ---------------------------------------------------------------------------
+    def recover_orphans(self, own_identity: str, options: RecoveryOptions) -> RecoveryReport:
+        """``broker.held``'s recovery pass (see :func:`~cogworker.fetchers.recovery.
+        recovery_pass`)."""
+        return recovery_pass(self._broker, own_identity, options, self.relock)
+
+    def recover_process(self, identity: str, options: RecoveryOptions) -> RecoveryReport:
+        return process_recovery(self._broker, identity, options, self.relock)
 
     def close(self) -> None:
         """Stop the wake-up thread and end waits early; idempotent."""
@@ -300,13 +256,21 @@ class ReliableFetcher:
             self._basic.close()
 
 
+def idle_max_interval(app: PluginHostBase) -> float:
+    """``plugin_options.reliable.idle_max_interval`` (alias ``fetch_idle_max_interval``)."""
+    options = read_plugin_options(app.settings, PLUGIN_NAME, OPTIONS)
+    return float(options["idle_max_interval"])
+
+
 @hookimpl
-def cogworker_make_fetcher(app: AppLike, broker: object) -> ReliableFetcher | None:
-    """The reliable fetcher on a Redis broker; None for any other broker."""
-    backend = as_redis_backend(broker)
-    if backend is None:
-        return None
-    settings = app.settings
-    return ReliableFetcher(backend, app.identity,
-                           idle_max_interval=settings.fetch_idle_max_interval,
-                           queued_ttl=queued_ttl(settings))
+def cogworker_configure(app: PluginHostBase) -> None:
+    """A bad ``plugin_options.reliable`` value fails at start-up."""
+    idle_max_interval(app)
+
+
+@hookimpl
+def cogworker_make_fetcher(app: PluginHost, broker: Broker) -> ReliableFetcher:
+    """The reliable fetcher on any broker (it falls back to basic where jobs cannot be
+    held)."""
+    return ReliableFetcher(broker, app.identity, relock=hook_relock(app),
+                           idle_max_interval=idle_max_interval(app))

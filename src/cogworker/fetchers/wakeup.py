@@ -1,10 +1,10 @@
-"""Wake-ups for a fetch waiting on several queues: pub/sub instead of polling.
+"""Wake-ups for a fetch waiting on several queues: a subscription instead of polling.
 
-Every push announces its queue name on the wake-up channel in the same transaction as the
-push. A background thread of the fetcher reads that channel on a dedicated connection and
-sets an event when the name is one the fetcher is waiting for. The fetcher clears the event
+Every push announces its queue name (``broker.queues.subscribe_wakeups``; on Redis a
+pub/sub channel). A background thread of the fetcher reads the subscription and sets an
+event when the name is one the fetcher is waiting for. The fetcher clears the event
 *before* it looks at the queues, so a push that lands after the look still wakes it.
-Pub/sub loses messages while disconnected: after every (re)connection the event is set
+A subscription loses messages while disconnected: after every (re)connection the event is set
 once, and a waiting fetch looks again at least every ``fetch_idle_max_interval`` anyway.
 """
 
@@ -14,7 +14,7 @@ import logging
 import threading
 from collections.abc import Iterable
 
-from cogworker.redis.requeue import RedisBackend, WakeupSubscription
+from cogworker.core.broker import QueueStore, Subscription
 
 logger = logging.getLogger(__name__)
 
@@ -27,8 +27,8 @@ READ_SLICE = 0.5
 class WakeupListener:
     """Turns wake-up messages for the watched queues into a :class:`threading.Event`."""
 
-    def __init__(self, backend: RedisBackend) -> None:
-        self._backend = backend
+    def __init__(self, queues: QueueStore) -> None:
+        self._queues = queues
         self._event = threading.Event()
         self._stop = threading.Event()
         self._watched: frozenset[str] = frozenset()
@@ -65,13 +65,13 @@ class WakeupListener:
     def _run(self) -> None:
         while not self._stop.is_set():
             try:
-                with self._backend.subscribe_wakeups() as subscription:
+                with self._queues.subscribe_wakeups() as subscription:
                     self._listen(subscription)
             except Exception as exc:  # never die: the fetch falls back to timed looks
                 self._report_failure(exc)
                 self._stop.wait(RECONNECT_PAUSE)
 
-    def _listen(self, subscription: WakeupSubscription) -> None:
+    def _listen(self, subscription: Subscription) -> None:
         if self._failing:
             logger.info("wake-up subscription restored")
             self._failing = False

@@ -10,7 +10,7 @@ fetch, only the order changes.
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 
 ALL_PAUSED_PAUSE = 2.0
 """Seconds a fetch waits (at most its timeout) when every queue it reads is paused."""
@@ -23,6 +23,6 @@ def fetch_order(queues: Sequence[str], rng: random.Random) -> list[str]:
     return list(dict.fromkeys(shuffled))
 
 
-def unpaused(queues: Sequence[str], paused: set[str]) -> list[str]:
+def unpaused(queues: Sequence[str], paused: Set[str]) -> list[str]:
     """``queues`` (with repeats) without the paused ones."""
     return [queue for queue in queues if queue not in paused]

@@ -1,7 +1,8 @@
 """Operating cron entries: list them, run one now, disable and enable.
 
-The fleet's view is the schedule published to Redis by every ticker at start; entries this
-app registered that no process has published yet are listed too (``published`` False).
+The fleet's view is the schedule every ticker publishes at start (``broker.periodic``);
+entries this app registered that no process has published yet are listed too
+(``published`` False).
 An entry is named by its pjid or any unique prefix of it.
 """
 
@@ -12,16 +13,11 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from cogworker.core.broker import running_lock_name
 from cogworker.core.errors import UnknownPeriodicEntryError
 from cogworker.core.periodic_types import PeriodicEntry
 from cogworker.periodic.cron import CronExpressionError, next_fire
 from cogworker.periodic.registration import all_entries
-from cogworker.periodic.store import (
-    disabled_set,
-    last_slots_and_owners,
-    read_schedule,
-    set_disabled,
-)
 
 if TYPE_CHECKING:
     from cogworker.app import App
@@ -56,7 +52,7 @@ class EntryStatus:
 
 def known_entries(app: App) -> dict[str, tuple[PeriodicEntry, bool]]:
     """Published entries, then this app's unpublished ones: pjid → (entry, published)."""
-    known = {pjid: (entry, True) for pjid, entry in read_schedule(app).items()}
+    known = {pjid: (entry, True) for pjid, entry in app.broker.periodic.schedule().items()}
     for entry in all_entries(app):
         known.setdefault(entry.pjid, (entry, False))
     return known
@@ -88,8 +84,12 @@ def list_entries(app: App, now: float | None = None) -> list[EntryStatus]:
     """Every known entry with its next run, last run, state and running-lock owner."""
     now = time.time() if now is None else now
     known = known_entries(app)
-    disabled = disabled_set(app)
-    last_runs, owners = last_slots_and_owners(app, known)
+    periodic = app.broker.periodic
+    disabled = periodic.disabled()
+    last_runs = periodic.last_slots(known)
+    held = app.broker.locks.get([running_lock_name(pjid) for pjid in known])
+    owners = {pjid: lock.owner for pjid in known
+              if (lock := held.get(running_lock_name(pjid))) is not None}
     statuses = []
     for pjid, (entry, published) in known.items():
         enabled = pjid not in disabled
@@ -125,12 +125,12 @@ def disable(app: App, name: str) -> str:
     the last real run.
     """
     pjid, _ = resolve_entry(app, name)
-    set_disabled(app, pjid, True)
+    app.broker.periodic.set_disabled(pjid, True)
     return pjid
 
 
 def enable(app: App, name: str) -> str:
     """Let a disabled entry fire again from its next unhandled slot (no burst); its pjid."""
     pjid, _ = resolve_entry(app, name)
-    set_disabled(app, pjid, False)
+    app.broker.periodic.set_disabled(pjid, False)
     return pjid

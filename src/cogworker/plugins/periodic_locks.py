@@ -1,21 +1,23 @@
 """Plugin ``periodic-locks``: the cron slot claim and the ``until_executed`` running lock.
 
-Active by default. It implements the periodic-lock hooks on Redis:
+Active by default. It implements the periodic-lock hooks on the broker contract:
 
-* the **claim** (``periodic_claim.lua``): a slot fires at most once fleet-wide, guarded by
-  the entry's last slot and a per-slot NX lock; for ``until_executed`` entries the running
-  lock ``periodic:running:<pjid>`` (value = the job's jid) is written in the same step, with
-  the queued TTL (``unique_lock_ttl``), before the job exists;
-* the **rollback** of a won claim whose push failed (``periodic_rollback.lua``);
-* the running lock's upkeep: shortened to the active TTL (``orphan_threshold + 120 s``) when
-  the job starts, kept there by the owner's heartbeat, **re-taken** if it went missing while
-  the job runs (``periodic_retake.lua``), and **released**, owner-checked, when the job
-  finished for good.
+* the **claim** (``broker.periodic.claim_slot``): a slot fires at most once fleet-wide; for
+  ``until_executed`` entries the running lock (named
+  :func:`~cogworker.core.broker.running_lock_name`, owned by the job's jid) is taken in the
+  same step, with the queued TTL (``unique_lock_ttl``), before the job exists;
+* the **rollback** of a won claim whose push failed (``broker.periodic.rollback_claim``);
+* the running lock's upkeep through ``broker.locks``: shortened to the active TTL
+  (``orphan_threshold + 120 s``) when the job starts, kept there by the owner's heartbeat,
+  **re-taken** if it went missing while the job runs, **re-taken with every requeue** of an
+  ``until_executed`` run (the ``cogworker_requeue_lock`` hook, so a requeued run keeps its
+  entry closed), and **released**, owner-checked, when the job finished for good.
 
-A release that fails because Redis is unavailable is kept in memory and retried after every
-heartbeat and once more at shutdown; without that, an entry would stay closed for up to the
-active TTL after a short outage. Deferred releases are lost if the process dies (the lock
-then lapses by its TTL).
+The engine calls the lock hooks for every job; a job without ``periodic_pjid`` is not this
+plugin's and is left alone. A release that fails because the broker is unavailable is kept
+in memory and retried after every heartbeat and once more at shutdown; without that, an
+entry would stay closed for up to the active TTL after a short outage. Deferred releases
+are lost if the process dies (the lock then lapses by its TTL).
 """
 
 from __future__ import annotations
@@ -25,33 +27,29 @@ import math
 import threading
 from typing import TYPE_CHECKING, Final, cast
 
+from cogworker.core.broker import LockClaim, running_lock_name
 from cogworker.core.errors import BrokerUnavailableError
 from cogworker.core.markers import hookimpl
-from cogworker.core.periodic_types import ClaimOutcome, ClaimResult, PeriodicEntry
-from cogworker.redis.locks import whole_seconds
-from cogworker.redis.replies import as_text
+from cogworker.core.periodic_types import ClaimResult, PeriodicEntry
 
 if TYPE_CHECKING:
-    from cogworker.app import App
     from cogworker.core.hookspecs import WorkerHandle
     from cogworker.core.payload import Payload
+    from cogworker.core.plugin_host import PluginHost, PluginHostBase
 
 logger = logging.getLogger(__name__)
 
-LUA_PACKAGE: Final = "cogworker.plugins"
 EXTRA_KEY: Final = "periodic-locks"
 SLOT_LOCK_TTL: Final = 20  # seconds: four ticks; the last-slot guard does the lasting work
 ACTIVE_TTL_MARGIN: Final = 120.0  # beyond orphan_threshold: detection plus one check interval
-UNTIL_EXECUTED: Final = "until_executed"
-BLOCKED: Final = 2
 
 
-def queued_ttl(app: App) -> int:
+def queued_ttl(app: PluginHostBase) -> int:
     """Running lock TTL while the job waits in a queue: ``ceil(unique_lock_ttl)``."""
-    return whole_seconds(app.settings.unique_lock_ttl)
+    return max(1, math.ceil(app.settings.unique_lock_ttl))
 
 
-def active_ttl(app: App) -> int:
+def active_ttl(app: PluginHostBase) -> int:
     """Running lock TTL while the job runs: ``ceil(orphan_threshold + 120)``.
 
     It outlives the time it takes to declare the owner dead and requeue its job, so a
@@ -61,38 +59,38 @@ def active_ttl(app: App) -> int:
 
 
 class DeferredReleases:
-    """Running-lock releases that failed while Redis was away: lock key → owner jid."""
+    """Running-lock releases that failed while the broker was away: lock name → owner jid."""
 
     def __init__(self) -> None:
         self._pending: dict[str, str] = {}
         self._lock = threading.Lock()
 
-    def add(self, key: str, owner: str) -> None:
+    def add(self, name: str, owner: str) -> None:
         with self._lock:
-            self._pending[key] = owner
+            self._pending[name] = owner
 
     def __len__(self) -> int:
         with self._lock:
             return len(self._pending)
 
-    def retry(self, app: App) -> None:
+    def retry(self, app: PluginHost) -> None:
         """Try each pending release once; stop at the first unavailability (try later)."""
         with self._lock:
             pending = list(self._pending.items())
-        for key, owner in pending:
+        for name, owner in pending:
             try:
-                app.broker.locks.release(key, owner)
+                app.broker.locks.release(name, owner)
             except BrokerUnavailableError:
                 return
             except Exception:
                 logger.exception("dropping the deferred release of cron lock %s (owner %s)",
-                                 key, owner)
+                                 name, owner)
             with self._lock:
-                if self._pending.get(key) == owner:
-                    del self._pending[key]
+                if self._pending.get(name) == owner:
+                    del self._pending[name]
 
 
-def deferred_releases(app: App) -> DeferredReleases:
+def deferred_releases(app: PluginHostBase) -> DeferredReleases:
     """This app's deferred releases (created on first use, kept across reconfiguration)."""
     deferred = app.extras.get(EXTRA_KEY)
     if deferred is None:
@@ -100,111 +98,102 @@ def deferred_releases(app: App) -> DeferredReleases:
     return cast("DeferredReleases", deferred)
 
 
-def _running_key(app: App, job: Payload) -> tuple[str, str] | None:
+def running_lock_of(job: Payload) -> tuple[str, str] | None:
+    """(running lock name, owner jid) of a cron job; None for a job that is not one."""
     pjid, jid = job.get("periodic_pjid"), job.get("jid")
     if not isinstance(pjid, str) or not pjid or not isinstance(jid, str) or not jid:
         return None
-    return app.keys.periodic_running(pjid), jid
+    return running_lock_name(pjid), jid
 
 
 # -- claim and rollback ------------------------------------------------------------------------
 
 
-def claim_slot(app: App, entry: PeriodicEntry, slot: int, jid: str) -> ClaimResult:
-    """Run the claim script for ``slot`` of ``entry`` (see ``periodic_claim.lua``)."""
-    keys = app.keys
-    reply = app.broker.scripts.run(
-        LUA_PACKAGE,
-        "periodic_claim",
-        [keys.periodic_running(entry.pjid), keys.periodic_last_slot(entry.pjid),
-         keys.periodic_slot_lock(entry.pjid, slot)],
-        [slot, UNTIL_EXECUTED if entry.until_executed else "", SLOT_LOCK_TTL, jid,
-         queued_ttl(app)],
-    )
-    if isinstance(reply, list):
-        previous = as_text(reply[1]) if len(reply) > 1 else ""
-        return ClaimResult(ClaimOutcome.WON, int(previous) if previous else None)
-    if int(reply) == BLOCKED:
-        return ClaimResult(ClaimOutcome.BLOCKED)
-    return ClaimResult(ClaimOutcome.LOST)
+def claim_slot(app: PluginHost, entry: PeriodicEntry, slot: int, jid: str) -> ClaimResult:
+    """Claim ``slot`` of ``entry`` for ``jid`` (see ``PeriodicStore.claim_slot``)."""
+    return app.broker.periodic.claim_slot(entry.pjid, slot, jid,
+                                          until_executed=entry.until_executed,
+                                          slot_lock_ttl=SLOT_LOCK_TTL,
+                                          running_ttl=queued_ttl(app))
 
 
 def rollback_claim(
-    app: App, entry: PeriodicEntry, slot: int, previous_slot: int | None, jid: str
+    app: PluginHost, entry: PeriodicEntry, slot: int, previous_slot: int | None, jid: str
 ) -> bool:
-    """Run the rollback script; True when the last slot was put back."""
-    keys = app.keys
-    reply = app.broker.scripts.run(
-        LUA_PACKAGE,
-        "periodic_rollback",
-        [keys.periodic_last_slot(entry.pjid), keys.periodic_slot_lock(entry.pjid, slot),
-         keys.periodic_running(entry.pjid)],
-        [slot, "" if previous_slot is None else previous_slot, jid],
-    )
-    return bool(reply)
+    """Undo a won claim; True when the last slot was put back."""
+    return app.broker.periodic.rollback_claim(entry.pjid, slot, previous_slot, jid)
 
 
-def retake_lock(app: App, job: Payload, ttl: float) -> bool:
+def retake_lock(app: PluginHost, job: Payload, ttl: float) -> bool:
     """Take the job's running lock if missing, refresh it if owned; False if another owns it."""
-    target = _running_key(app, job)
-    if target is None:
-        return False
-    key, jid = target
-    reply = app.broker.scripts.run(LUA_PACKAGE, "periodic_retake", [key],
-                                   [jid, whole_seconds(ttl)])
-    return bool(reply)
+    target = running_lock_of(job)
+    return target is not None and app.broker.locks.retake(target[0], target[1], ttl)
 
 
-def touch_lock(app: App, job: Payload, ttl: float) -> bool:
+def touch_lock(app: PluginHost, job: Payload, ttl: float) -> bool:
     """Set the job's running lock TTL if the job still owns it."""
-    target = _running_key(app, job)
+    target = running_lock_of(job)
     return target is not None and app.broker.locks.extend(target[0], target[1], ttl)
+
+
+def requeue_claim(app: PluginHostBase, job: Payload) -> LockClaim | None:
+    """The running lock an ``until_executed`` run re-takes when it goes back on its queue,
+    with the queued TTL; None for any other job."""
+    target = running_lock_of(job)
+    if target is None or job.get("periodic_until_executed") is not True:
+        return None
+    return LockClaim(target[0], target[1], float(queued_ttl(app)))
 
 
 # -- hooks ----------------------------------------------------------------------------------
 
 
 @hookimpl
-def cogworker_configure(app: App) -> None:
+def cogworker_configure(app: PluginHost) -> None:
     deferred_releases(app)
 
 
 @hookimpl
 def cogworker_claim_periodic_slot(
-    app: App, entry: PeriodicEntry, slot: int, jid: str
+    app: PluginHost, entry: PeriodicEntry, slot: int, jid: str
 ) -> ClaimResult | None:
     return claim_slot(app, entry, slot, jid)
 
 
 @hookimpl
 def cogworker_rollback_periodic_claim(
-    app: App, entry: PeriodicEntry, slot: int, previous_slot: int | None, jid: str
+    app: PluginHost, entry: PeriodicEntry, slot: int, previous_slot: int | None, jid: str
 ) -> bool | None:
     return rollback_claim(app, entry, slot, previous_slot, jid)
 
 
 @hookimpl
-def cogworker_retake_periodic_lock(app: App, job: Payload, ttl: float) -> None:
+def cogworker_requeue_lock(app: PluginHost, job: Payload) -> LockClaim | None:
+    return requeue_claim(app, job)
+
+
+@hookimpl
+def cogworker_retake_periodic_lock(app: PluginHost, job: Payload, ttl: float) -> None:
     retake_lock(app, job, ttl)
 
 
 @hookimpl
-def cogworker_touch_periodic_lock(app: App, job: Payload, ttl: float) -> None:
+def cogworker_touch_periodic_lock(app: PluginHost, job: Payload, ttl: float) -> None:
     touch_lock(app, job, ttl)
 
 
 @hookimpl
-def cogworker_release_periodic_lock(app: App, job: Payload) -> None:
-    target = _running_key(app, job)
+def cogworker_release_periodic_lock(app: PluginHost, job: Payload) -> None:
+    target = running_lock_of(job)
     if target is None:
         return
-    key, jid = target
+    name, jid = target
     try:
-        app.broker.locks.release(key, jid)
+        app.broker.locks.release(name, jid)
     except BrokerUnavailableError:
-        deferred_releases(app).add(key, jid)
-        logger.warning("could not release cron lock %s (owner %s): Redis unavailable; "
-                       "retrying after each heartbeat", key, jid)
+        deferred_releases(app).add(name, jid)
+        logger.warning("could not release cron lock %s (owner %s): broker unavailable; "
+                       "retrying after each heartbeat", name, jid)
 
 
 @hookimpl

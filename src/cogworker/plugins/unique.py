@@ -39,21 +39,21 @@ from cogworker.plugins.unique_spec import (
 from cogworker.plugins.unique_state import configure_state, release, state_of
 
 if TYPE_CHECKING:
-    from cogworker.app import App
     from cogworker.core.hookspecs import WorkerHandle
     from cogworker.core.payload import Payload
+    from cogworker.core.plugin_host import PluginHost
 
 logger = logging.getLogger("cogworker.unique")
 
 RUN_LOCK_MARGIN = 121.0  # seconds beyond orphan_threshold, as cron running locks
 
 
-def run_lock_ttl(app: App) -> float:
+def run_lock_ttl(app: PluginHost) -> float:
     """How long a ``while_executing`` run lock lives between two heartbeats' renewals."""
     return float(int(app.settings.orphan_threshold + RUN_LOCK_MARGIN))
 
 
-def _spec_or_log(app: App, job: Mapping[str, Any], action: str) -> UniqueSpec | None:
+def _spec_or_log(app: PluginHost, job: Mapping[str, Any], action: str) -> UniqueSpec | None:
     """The job's lock rules for a worker-side step; a bad job is logged, not raised."""
     try:
         return spec_for(app, job)
@@ -67,7 +67,7 @@ def _spec_or_log(app: App, job: Mapping[str, Any], action: str) -> UniqueSpec | 
 
 
 @hookimpl
-def cogworker_configure(app: App) -> None:
+def cogworker_configure(app: PluginHost) -> None:
     configure_state(app)
 
 
@@ -91,70 +91,70 @@ def cogworker_job_options() -> list[JobOption]:
 
 
 @hookimpl
-def cogworker_acquire_unique_lock(app: App, job: Payload) -> bool | None:
+def cogworker_acquire_unique_lock(app: PluginHost, job: Payload) -> bool | None:
     spec = spec_for(app, job)
-    if spec is None or spec.push_key is None:
+    if spec is None or spec.push_lock is None:
         return None
-    return app.broker.locks.acquire(spec.push_key, str(job["jid"]), spec.ttl)
+    return app.broker.locks.acquire(spec.push_lock, str(job["jid"]), spec.ttl)
 
 
 # -- run -----------------------------------------------------------------------------------
 
 
 @hookimpl
-def cogworker_unique_job_starting(app: App, job: Payload) -> bool | None:
+def cogworker_unique_job_starting(app: PluginHost, job: Payload) -> bool | None:
     spec = spec_for(app, job)
     if spec is None:
         return None
     jid = str(job.get("jid"))
-    if spec.mode == UNTIL_EXECUTING and spec.push_key is not None:
-        release(app, spec.push_key, jid, "started")
+    if spec.mode == UNTIL_EXECUTING and spec.push_lock is not None:
+        release(app, spec.push_lock, jid, "started")
         return None
-    if spec.run_key is None:
+    if spec.run_lock is None:
         return None
     locks, ttl = app.broker.locks, run_lock_ttl(app)
     # Already ours means the same job came back after a crash: it may run.
-    return locks.acquire(spec.run_key, jid, ttl) or locks.extend(spec.run_key, jid, ttl)
+    return locks.acquire(spec.run_lock, jid, ttl) or locks.extend(spec.run_lock, jid, ttl)
 
 
 @hookimpl
-def cogworker_extend_unique_lock(app: App, job: Payload, ttl: float) -> None:
+def cogworker_extend_unique_lock(app: PluginHost, job: Payload, ttl: float) -> None:
     spec = _spec_or_log(app, job, "extend")
     if spec is None:
         return
     jid = str(job.get("jid"))
-    if spec.run_key is not None:
-        release(app, spec.run_key, jid, "retry")  # not running while it waits
+    if spec.run_lock is not None:
+        release(app, spec.run_lock, jid, "retry")  # not running while it waits
         return
-    if spec.mode != UNTIL_EXECUTED or spec.capped or spec.push_key is None:
+    if spec.mode != UNTIL_EXECUTED or spec.capped or spec.push_lock is None:
         return
     try:
-        if not app.broker.locks.extend(spec.push_key, jid, ttl):
+        if not app.broker.locks.extend(spec.push_lock, jid, ttl):
             logger.debug("unique lock %s is no longer held by jid=%s; not extended",
-                         spec.push_key, jid)
+                         spec.push_lock, jid)
     except BrokerUnavailableError as exc:
         logger.warning("could not extend unique lock %s of jid=%s over its retry wait: Redis "
-                       "unavailable (%s); it keeps its current TTL", spec.push_key, jid, exc)
+                       "unavailable (%s); it keeps its current TTL", spec.push_lock, jid, exc)
 
 
 @hookimpl
-def cogworker_release_unique_lock(app: App, job: Payload, reason: str) -> None:
+def cogworker_release_unique_lock(app: PluginHost, job: Payload, reason: str) -> None:
     spec = _spec_or_log(app, job, "release")
     if spec is None:
         return
     jid = str(job.get("jid"))
     if reason == "push-failed":
-        if spec.push_key is not None:
-            release(app, spec.push_key, jid, reason)
+        if spec.push_lock is not None:
+            release(app, spec.push_lock, jid, reason)
         return
     if reason == "started":
-        if spec.mode == UNTIL_EXECUTING and spec.push_key is not None:
-            release(app, spec.push_key, jid, reason)
+        if spec.mode == UNTIL_EXECUTING and spec.push_lock is not None:
+            release(app, spec.push_lock, jid, reason)
         return
-    if spec.run_key is not None:
-        release(app, spec.run_key, jid, reason)
-    if spec.released_when_done and spec.push_key is not None:
-        release(app, spec.push_key, jid, reason)
+    if spec.run_lock is not None:
+        release(app, spec.run_lock, jid, reason)
+    if spec.released_when_done and spec.push_lock is not None:
+        release(app, spec.push_lock, jid, reason)
 
 
 # -- lifecycle -----------------------------------------------------------------------------
@@ -166,18 +166,18 @@ def _renew_run_locks(worker: WorkerHandle) -> None:
     ttl = run_lock_ttl(app)
     for job in worker.performing_jobs():
         spec = _spec_or_log(app, job, "renew")
-        if spec is None or spec.run_key is None:
+        if spec is None or spec.run_lock is None:
             continue
         jid = str(job.get("jid"))
         locks = app.broker.locks
-        if locks.extend(spec.run_key, jid, ttl) or locks.acquire(spec.run_key, jid, ttl):
+        if locks.extend(spec.run_lock, jid, ttl) or locks.acquire(spec.run_lock, jid, ttl):
             continue
         logger.warning("jid=%s runs while run lock %s is held by jid=%s (it expired during an "
-                       "outage): two copies may be running", jid, spec.run_key,
-                       locks.owner(spec.run_key))
+                       "outage): two copies may be running", jid, spec.run_lock,
+                       locks.owner(spec.run_lock))
 
 
-def _start_orphan_report(app: App) -> None:
+def _start_orphan_report(app: PluginHost) -> None:
     from cogworker.plugins.unique_admin import report_orphaned_locks
 
     clock = state_of(app).orphan_clock
@@ -209,8 +209,8 @@ def cogworker_shutdown(worker: WorkerHandle) -> None:
     app = worker.app
     for job in worker.performing_jobs():  # abandoned: requeued, or lost with the process
         spec = _spec_or_log(app, job, "release")
-        if spec is not None and spec.run_key is not None:
-            release(app, spec.run_key, str(job.get("jid")), "shutdown")
+        if spec is not None and spec.run_lock is not None:
+            release(app, spec.run_lock, str(job.get("jid")), "shutdown")
     deferred = state_of(app).deferred
     deferred.retry(app.broker.locks)
     owed = deferred.owed()

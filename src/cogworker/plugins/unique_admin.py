@@ -9,43 +9,45 @@
     clear_orphaned(app)   # locks whose owner job exists nowhere
 
 A lock's value is only its owner's jid (as the original stores it, so a Ruby fleet reads
-it too); the job's name comes from finding the owner job. An *orphaned* lock is held for a
-job that is nowhere (or already dead), so nothing will ever release it before its TTL.
-Window locks (``unique_for``) are meant to outlive their job and are never orphaned.
+it too); the job's name comes from finding the owner job (``broker.locate``). An
+*orphaned* lock is held for a job that is nowhere (or already dead), so nothing will ever
+release it before its TTL. Window locks (``unique_for``) are meant to outlive their job and
+are never orphaned. Locks are read with ``broker.locks.scan`` and released through
+``broker.locks``, so this works on every broker.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from cogworker.plugins.unique_spec import LockKind, kind_of_key
-from cogworker.plugins.unique_whereabouts import DEAD, NOWHERE, JobLocator, glob_escape
-from cogworker.redis.errors import translate_errors
-from cogworker.redis.replies import as_text
+from cogworker.core.broker import LockRecord, Sighting
+from cogworker.plugins.unique_spec import LOCK_PREFIX, LockKind, kind_of_lock
 
 if TYPE_CHECKING:
-    from cogworker.app import App
+    from cogworker.core.plugin_host import PluginHost
 
 logger = logging.getLogger("cogworker.unique")
 
 UNKNOWN_JOB = "?"
-SCAN_COUNT = 1000
-READ_BATCH = 500
+SCAN_LIMIT = 500
 REPORT_LIMIT = 20
+DEAD = "dead"
+NOWHERE = "nowhere"
 
 
 @dataclass(frozen=True, slots=True)
 class LockInfo:
     """One unique lock.
 
-    ``ttl`` is the seconds left (None: no expiry). ``kind`` is ``push``
-    (until_executed/until_executing), ``run`` (while_executing) or ``window``
-    (unique_for). ``where`` is where the owner job is: ``running``, ``queued``,
-    ``retrying``, ``scheduled``, ``dead`` or ``nowhere``; ``job`` its name, ``"?"`` when
-    it is nowhere.
+    ``name`` is its lock name (``unique:<digest>``...), ``key`` the same name qualified by
+    the namespace (``<namespace>:unique:<digest>``, as the Redis key reads). ``ttl`` is the
+    seconds left (None: no expiry). ``kind`` is ``push`` (until_executed/until_executing),
+    ``run`` (while_executing) or ``window`` (unique_for). ``where`` is where the owner job
+    is: ``running``, ``queued``, ``retrying``, ``scheduled``, ``dead`` or ``nowhere``;
+    ``job`` its name, ``"?"`` when it is nowhere.
     """
 
     key: str
@@ -54,6 +56,7 @@ class LockInfo:
     kind: LockKind
     where: str
     job: str
+    name: str = ""
 
     @property
     def orphaned(self) -> bool:
@@ -61,94 +64,94 @@ class LockInfo:
         return self.kind != "window" and self.where in (NOWHERE, DEAD)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"key": self.key, "owner": self.owner, "ttl": self.ttl, "kind": self.kind,
-                "where": self.where, "job": self.job, "orphaned": self.orphaned}
+        return {"key": self.key, "name": self.name, "owner": self.owner, "ttl": self.ttl,
+                "kind": self.kind, "where": self.where, "job": self.job,
+                "orphaned": self.orphaned}
 
 
-def _locator(app: App) -> JobLocator:
-    broker = app.broker
-    return JobLocator(broker.client, broker.keys, app.settings.queues)
+def _held_locks(app: PluginHost) -> Iterator[LockRecord]:
+    """Every unique lock held now, scan step after scan step."""
+    cursor: str | None = None
+    while True:
+        page = app.broker.locks.scan(LOCK_PREFIX, cursor=cursor, limit=SCAN_LIMIT)
+        yield from page.locks
+        cursor = page.next_cursor
+        if cursor is None:
+            return
 
 
-def _lock_keys(app: App) -> Iterator[list[str]]:
-    """Every key under ``<ns>:unique:``, in batches."""
-    broker = app.broker
-    pattern = glob_escape(broker.keys.unique_prefix) + "*"
-    batch: list[str] = []
-    with translate_errors():
-        for key in broker.client.scan_iter(match=pattern, count=SCAN_COUNT):
-            batch.append(as_text(key))
-            if len(batch) >= READ_BATCH:
-                yield batch
-                batch = []
-    if batch:
-        yield batch
+def locate_all(app: PluginHost, jids: Iterable[str]) -> dict[str, Sighting]:
+    """Where each of ``jids`` is (the ones found anywhere), looking through every place."""
+    wanted = set(jids)
+    found: dict[str, Sighting] = {}
+    cursor: str | None = None
+    while wanted - found.keys():
+        page = app.broker.locate(wanted - found.keys(), cursor)
+        found.update(page.found)
+        cursor = page.cursor
+        if cursor is None:
+            break
+    return found
 
 
-def _read_owners(app: App, keys: list[str]) -> list[tuple[str, str, float | None]]:
-    """(key, owner, ttl) for each key still holding a string; others are skipped."""
-    with translate_errors():
-        pipe = app.broker.client.pipeline(transaction=False)
-        for key in keys:
-            pipe.get(key)
-            pipe.pttl(key)
-        replies = pipe.execute(raise_on_error=False)
-    held = []
-    for index, key in enumerate(keys):
-        owner, pttl = replies[2 * index], replies[2 * index + 1]
-        if isinstance(owner, Exception):
-            logger.warning("unique lock key %s is not a string (%s); skipped", key, owner)
-            continue
-        if owner is None:
-            continue  # released while we read
-        ttl = None if not isinstance(pttl, int) or pttl < 0 else pttl / 1000
-        held.append((key, as_text(owner), ttl))
-    return held
+def qualified(app: PluginHost, name: str) -> str:
+    """A lock name qualified by the namespace: ``<namespace>:<name>``."""
+    return f"{app.settings.namespace}:{name}"
 
 
-def list_locks(app: App, job: str | None = None) -> list[LockInfo]:
+def list_locks(app: PluginHost, job: str | None = None) -> list[LockInfo]:
     """Every unique lock, sorted by key; with ``job``, only locks of jobs of that name.
 
-    Reads every place a job can be once (chunked), however many locks there are.
+    Reads every place a job can be once (in bounded steps), however many locks there are.
     """
-    held = [entry for keys in _lock_keys(app) for entry in _read_owners(app, keys)]
-    sightings = _locator(app).locate(owner for _key, owner, _ttl in held)
+    held = {lock.name: lock for lock in _held_locks(app)}  # a scan may return one twice
+    sightings = locate_all(app, (lock.owner for lock in held.values()))
     locks = []
-    for key, owner, ttl in held:
-        seen = sightings.get(owner)
+    for lock in held.values():
+        seen = sightings.get(lock.owner)
         where, name = (seen.where, seen.job_class) if seen else (NOWHERE, UNKNOWN_JOB)
         if job is None or name == job:
-            locks.append(LockInfo(key, owner, ttl, kind_of_key(key), where, name))
+            locks.append(LockInfo(qualified(app, lock.name), lock.owner, lock.ttl,
+                                  kind_of_lock(lock.name), where, name, lock.name))
     return sorted(locks, key=lambda lock: lock.key)
 
 
-def full_key(app: App, key: str) -> str:
-    """``key`` as a full lock key: a bare digest (``3f2a...``, ``3f2a...:run``) is prefixed."""
-    prefix = app.keys.unique_prefix
-    return key if key.startswith(prefix) else prefix + key
+def lock_name_of(app: PluginHost, key: str) -> str | None:
+    """The unique lock ``key`` names: its full key (``<namespace>:unique:...``, also in
+    cluster form ``{<namespace>}:unique:...``), its name (``unique:...``) or the part after
+    ``unique:`` (a digest, ``<digest>:run``). None for a key of another namespace."""
+    namespace = app.settings.namespace
+    for prefix in (f"{namespace}:", f"{{{namespace}}}:"):
+        if key.startswith(prefix + LOCK_PREFIX):
+            return key[len(prefix):]
+    if key.startswith(LOCK_PREFIX):
+        return key
+    if not key or ":unique:" in key:
+        return None  # someone else's namespace: never touched
+    return LOCK_PREFIX + key
 
 
-def clear_lock(app: App, key: str) -> bool:
+def clear_lock(app: PluginHost, key: str) -> bool:
     """Delete one unique lock, whoever holds it. True if it existed.
 
-    ``key`` is the full key or the part after ``<ns>:unique:``; nothing outside that prefix
-    is ever touched.
+    ``key`` is the full key, the lock name or the part after ``unique:``; nothing but a
+    unique lock of this namespace is ever touched.
     """
-    with translate_errors():
-        return bool(app.broker.client.delete(full_key(app, key)))
+    name = lock_name_of(app, key)
+    return name is not None and app.broker.locks.delete(name)
 
 
-def _confirmed_orphans(app: App) -> list[LockInfo]:
+def _confirmed_orphans(app: PluginHost) -> list[LockInfo]:
     """Orphaned locks, looked for a second time so a job that was moving is not taken."""
     candidates = [lock for lock in list_locks(app) if lock.orphaned]
     if not candidates:
         return []
-    again = _locator(app).locate(lock.owner for lock in candidates)
+    again = locate_all(app, (lock.owner for lock in candidates))
     return [lock for lock in candidates
             if lock.owner not in again or again[lock.owner].where == DEAD]
 
 
-def clear_orphaned(app: App) -> int:
+def clear_orphaned(app: PluginHost) -> int:
     """Release every orphaned lock (owner-checked: a lock that changed hands stays).
 
     Returns how many were released.
@@ -156,14 +159,14 @@ def clear_orphaned(app: App) -> int:
     locks = app.broker.locks
     cleared = 0
     for lock in _confirmed_orphans(app):
-        if locks.release(lock.key, lock.owner):
+        if locks.release(lock.name, lock.owner):
             cleared += 1
             logger.info("cleared orphaned unique lock %s (jid=%s, owner %s)", lock.key,
                         lock.owner, lock.where)
     return cleared
 
 
-def report_orphaned_locks(app: App) -> list[LockInfo]:
+def report_orphaned_locks(app: PluginHost) -> list[LockInfo]:
     """Log one WARNING naming the orphaned locks (if any); returns them."""
     orphans = _confirmed_orphans(app)
     if orphans:

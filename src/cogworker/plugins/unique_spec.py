@@ -1,15 +1,16 @@
-"""Which lock a unique job takes, under which key, for how long: the rules, no I/O.
+"""Which lock a unique job takes, under which name, for how long: the rules, no I/O.
 
 The digest is the original's: SHA-1 hex of ``"<class>|<queue>|<compact JSON of args>"``,
 so a Python fleet and a Ruby fleet agree on ``until_executed`` keys. Only the arguments
 that count are hashed: all of them, or what the job's ``unique_args`` callable returns
 (looked up in this process's registry; a job defined elsewhere counts all its args).
 
-Keys under ``<ns>:unique:``:
+Lock names (``broker.locks``; on Redis the key ``<ns>:<name>``, the original's):
 
-* ``<digest>`` — the *push* lock of ``until_executed`` / ``until_executing``;
-* ``<digest>:run`` — the *run* lock of ``while_executing`` (held only while it runs);
-* ``<digest>:for`` — the *window* lock of ``unique_for`` alone (expires, never released).
+* ``unique:<digest>`` — the *push* lock of ``until_executed`` / ``until_executing``;
+* ``unique:<digest>:run`` — the *run* lock of ``while_executing`` (held only while it runs);
+* ``unique:<digest>:for`` — the *window* lock of ``unique_for`` alone (expires, never
+  released).
 """
 
 from __future__ import annotations
@@ -24,12 +25,13 @@ from cogworker.core.job import UNIQUE_MODES
 from cogworker.core.payload import DEFAULT_QUEUE, dumps
 
 if TYPE_CHECKING:
-    from cogworker.app import App
+    from cogworker.core.plugin_host import PluginHostBase
 
 UNTIL_EXECUTED = "until_executed"
 UNTIL_EXECUTING = "until_executing"
 WHILE_EXECUTING = "while_executing"
 
+LOCK_PREFIX = "unique:"
 RUN_SUFFIX = ":run"
 WINDOW_SUFFIX = ":for"
 
@@ -42,11 +44,16 @@ def digest(job_class: str, queue: str, counted_args: Any) -> str:
     return hashlib.sha1(text.encode("utf-8")).hexdigest()
 
 
-def kind_of_key(key: str) -> LockKind:
-    """The kind of lock a ``<ns>:unique:...`` key holds, from its suffix."""
-    if key.endswith(RUN_SUFFIX):
+def lock_name(digest_part: str) -> str:
+    """The lock name of a digest (``3f2a...``, ``3f2a...:run``): ``unique:<digest part>``."""
+    return LOCK_PREFIX + digest_part
+
+
+def kind_of_lock(name: str) -> LockKind:
+    """The kind of a ``unique:...`` lock, from its suffix."""
+    if name.endswith(RUN_SUFFIX):
         return "run"
-    if key.endswith(WINDOW_SUFFIX):
+    if name.endswith(WINDOW_SUFFIX):
         return "window"
     return "push"
 
@@ -61,23 +68,23 @@ class UniqueSpec:
     """
 
     mode: str | None
-    base_key: str
+    base_name: str
     ttl: float
     capped: bool
 
     @property
-    def push_key(self) -> str | None:
-        """The key taken at push, or None (``while_executing`` takes none)."""
+    def push_lock(self) -> str | None:
+        """The lock taken at push, or None (``while_executing`` takes none)."""
         if self.mode is None:
-            return self.base_key + WINDOW_SUFFIX
+            return self.base_name + WINDOW_SUFFIX
         if self.mode == WHILE_EXECUTING:
             return None
-        return self.base_key
+        return self.base_name
 
     @property
-    def run_key(self) -> str | None:
-        """The key held while running (``while_executing`` only)."""
-        return self.base_key + RUN_SUFFIX if self.mode == WHILE_EXECUTING else None
+    def run_lock(self) -> str | None:
+        """The lock held while running (``while_executing`` only)."""
+        return self.base_name + RUN_SUFFIX if self.mode == WHILE_EXECUTING else None
 
     @property
     def released_when_done(self) -> bool:
@@ -109,7 +116,7 @@ def _unique_for(job: Mapping[str, Any]) -> float | None:
     return float(value)
 
 
-def counted_args(app: App, job: Mapping[str, Any]) -> Any:
+def counted_args(app: PluginHostBase, job: Mapping[str, Any]) -> Any:
     """The arguments that make two pushes duplicates: ``unique_args(args)`` or all args."""
     args = job.get("args") or []
     definition = app.registry.get(str(job.get("class")))
@@ -133,7 +140,7 @@ def counted_args(app: App, job: Mapping[str, Any]) -> Any:
     return chosen
 
 
-def spec_for(app: App, job: Mapping[str, Any]) -> UniqueSpec | None:
+def spec_for(app: PluginHostBase, job: Mapping[str, Any]) -> UniqueSpec | None:
     """The lock rules for ``job``, or None when it is not a unique job.
 
     Raises :class:`JobDefinitionError` for an unknown mode, a bad ``unique_for``,
@@ -150,6 +157,6 @@ def spec_for(app: App, job: Mapping[str, Any]) -> UniqueSpec | None:
         )
     job_class = str(job.get("class"))
     queue = str(job.get("queue") or DEFAULT_QUEUE)
-    key = app.keys.unique(digest(job_class, queue, counted_args(app, job)))
+    name = lock_name(digest(job_class, queue, counted_args(app, job)))
     ttl = unique_for if unique_for is not None else app.settings.unique_lock_ttl
-    return UniqueSpec(mode=mode, base_key=key, ttl=ttl, capped=unique_for is not None)
+    return UniqueSpec(mode=mode, base_name=name, ttl=ttl, capped=unique_for is not None)

@@ -1,6 +1,6 @@
 """What the ``unique`` plugin keeps per app: its options and the releases still owed.
 
-A release that failed because Redis was away is remembered here (lock key and owner jid)
+A release that failed because Redis was away is remembered here (lock name and owner jid)
 and retried on every heartbeat and once more at shutdown; success, or finding the lock no
 longer ours, forgets it. Memory only: a process that exits with releases still owed logs
 them, and those locks fall back to their TTL.
@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 from cogworker.core.errors import BrokerUnavailableError, ConfigurationError
 
 if TYPE_CHECKING:
-    from cogworker.app import App
-    from cogworker.core.broker import LockBackend
+    from cogworker.core.broker import LockStore
+    from cogworker.core.plugin_host import PluginHost
 
 logger = logging.getLogger("cogworker.unique")
 
@@ -58,7 +58,7 @@ class UniqueOptions:
 
 
 class DeferredReleases:
-    """Releases owed to Redis: (lock key, owner jid) → when the first attempt failed."""
+    """Releases owed to Redis: (lock name, owner jid) → when the first attempt failed."""
 
     def __init__(self) -> None:
         self._owed: dict[tuple[str, str], float] = {}
@@ -81,7 +81,7 @@ class DeferredReleases:
         with self._lock:
             return len(self._owed)
 
-    def retry(self, locks: LockBackend) -> int:
+    def retry(self, locks: LockStore) -> int:
         """Try every owed release once; returns how many are settled.
 
         Redis still away stops the pass (all kept for next time). Any other error drops
@@ -146,7 +146,7 @@ class UniqueState:
 _state_lock = threading.Lock()
 
 
-def configure_state(app: App) -> UniqueState:
+def configure_state(app: PluginHost) -> UniqueState:
     """Parse the options into the app's state; owed releases survive a reconfigure."""
     options = UniqueOptions.parse(app.settings.plugin_options.get(PLUGIN_NAME, {}))
     with _state_lock:
@@ -158,7 +158,7 @@ def configure_state(app: App) -> UniqueState:
         return state
 
 
-def state_of(app: App) -> UniqueState:
+def state_of(app: PluginHost) -> UniqueState:
     """The app's state, made with default options if ``cogworker_configure`` never ran."""
     state = app.extras.get(EXTRAS_KEY)
     if isinstance(state, UniqueState):
@@ -171,8 +171,9 @@ def state_of(app: App) -> UniqueState:
         return state
 
 
-def release(app: App, key: str, owner: str, reason: str) -> bool:
-    """Release ``key`` if ``owner`` holds it; owe it when Redis is away. True if deleted.
+def release(app: PluginHost, key: str, owner: str, reason: str) -> bool:
+    """Release lock ``key`` (a name) if ``owner`` holds it; owe it when Redis is away. True
+    if deleted.
 
     Other errors are logged (the lock then falls back to its TTL); nothing is raised.
     """

@@ -1,52 +1,71 @@
 """``RedisBroker``: the broker contract (:mod:`cogworker.core.broker`) on Redis.
 
+One client, one key schema and one script runner, shared by the facets, one module each:
+:mod:`~cogworker.redis.queue_store` (``queues``), :mod:`~cogworker.redis.held` (``held``),
+:mod:`~cogworker.redis.job_sets` (``sets``), :mod:`~cogworker.redis.process_registry`
+(``processes``), :mod:`~cogworker.redis.lock_store` (``locks``),
+:mod:`~cogworker.redis.periodic_store` (``periodic``) and
+:mod:`~cogworker.redis.stats_store` (``stats``); :mod:`~cogworker.redis.locate` finds jobs.
 Every Redis call goes through :func:`cogworker.redis.errors.translate_errors`, so callers
-only ever see ``BrokerUnavailableError`` (retry later) or ``BrokerError`` (something else is
-wrong), with the redis-py exception as ``__cause__``. Graduation, heartbeat records, locks
-and subscriptions live in their own modules; this one wires them to one client.
+only ever see ``BrokerUnavailableError`` (retry later) or ``BrokerError`` (something else
+is wrong), with the redis-py exception as ``__cause__``. ``client``, ``keys`` and
+``scripts`` are the documented surface for Redis-specific plugins
+(:class:`~cogworker.redis.access.RedisAccess`).
 """
 
 from __future__ import annotations
 
-import logging
-import re
-import time
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from typing import Any, Literal
+from collections.abc import Iterable
+from typing import Any, TypeVar
 
 import redis
 
-from cogworker.core.broker import GraduationReport, SortedSetName
+from cogworker.core.broker import LOCATE_WINDOW, Extension, LocatePage
 from cogworker.core.errors import BrokerUnavailableError
 from cogworker.core.settings import DEFAULT_PUSH_BUSY_WAIT
+from cogworker.redis.connection import redact_url
 from cogworker.redis.errors import translate_errors
-from cogworker.redis.graduation import THROUGHPUT_TTL, Graduator
-from cogworker.redis.heartbeat_store import HeartbeatStore
+from cogworker.redis.held import RedisHeldJobStore
+from cogworker.redis.job_sets import DEFAULT_DEAD_MAX_JOBS, DEFAULT_DEAD_TIMEOUT, RedisJobSets
 from cogworker.redis.keys import KeySchema
-from cogworker.redis.locks import RedisLocks, whole_seconds
-from cogworker.redis.push import Pusher
-from cogworker.redis.replies import as_text
+from cogworker.redis.locate import Locator
+from cogworker.redis.lock_store import RedisLockStore
+from cogworker.redis.periodic_store import RedisPeriodicStore
+from cogworker.redis.process_registry import RedisProcessRegistry
+from cogworker.redis.queue_store import RedisQueueStore
 from cogworker.redis.scripts import Scripts
-from cogworker.redis.signals import RedisSubscription
+from cogworker.redis.server_version import UNKNOWN_VERSION, ServerVersion
+from cogworker.redis.stats_store import RedisStatsStore
 
-logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
-DEFAULT_DEAD_MAX_JOBS = 10_000
-DEFAULT_DEAD_TIMEOUT = 180 * 86_400.0  # six months, in seconds
-UNKNOWN_VERSION = (99,)  # an unreadable version is assumed to be a modern server
-_VERSION_RE = re.compile(r"^\s*(\d+)(?:\.(\d+))?(?:\.(\d+))?")
+__all__ = ["DEFAULT_DEAD_MAX_JOBS", "DEFAULT_DEAD_TIMEOUT", "UNKNOWN_VERSION", "RedisBroker"]
+
+
+def flat_info(info: dict[str, Any]) -> dict[str, str | int | float]:
+    """INFO as one flat mapping: nested sections (``db0``) become ``k=v,k=v`` strings."""
+    flat: dict[str, str | int | float] = {}
+    for name, value in info.items():
+        if isinstance(value, dict):
+            flat[name] = ",".join(f"{k}={v}" for k, v in value.items())
+        elif isinstance(value, (str, int, float)):
+            flat[name] = value
+        else:
+            flat[name] = str(value)
+    return flat
 
 
 class RedisBroker:
-    """:class:`cogworker.core.broker.Broker` on one Redis client.
+    """:class:`cogworker.core.broker.Broker` (and
+    :class:`~cogworker.redis.access.RedisAccess`) on one Redis client.
 
-    ``locks`` is the :class:`RedisLocks` (``LockBackend``) of the same client; ``scripts``
-    runs the ``.lua`` files of any package on it. The dead set is capped on every write
-    to it: at most ``dead_max_jobs`` entries, none older than ``dead_timeout`` seconds.
-    A push busy-waits up to ``push_busy_wait`` seconds for its reply
-    (:mod:`cogworker.redis.line_socket`).
+    The dead set is capped on every write to it: at most ``dead_max_jobs`` entries, none
+    older than ``dead_timeout`` seconds. A push busy-waits up to ``push_busy_wait`` seconds
+    for its reply (:mod:`cogworker.redis.line_socket`). ``url`` is what :meth:`describe`
+    shows (without credentials); without it, the client's connection settings are shown.
     """
+
+    name = "redis"
 
     def __init__(
         self,
@@ -56,175 +75,112 @@ class RedisBroker:
         dead_max_jobs: int = DEFAULT_DEAD_MAX_JOBS,
         dead_timeout: float = DEFAULT_DEAD_TIMEOUT,
         push_busy_wait: float = DEFAULT_PUSH_BUSY_WAIT,
+        url: str | None = None,
     ) -> None:
-        self.client = client
-        self.keys = keys
-        self.dead_max_jobs = dead_max_jobs
-        self.dead_timeout = dead_timeout
-        self.scripts = Scripts(client)
-        self.locks = RedisLocks(client, self.scripts)
-        self._graduator = Graduator(client, keys, self.scripts)
-        self._heartbeats = HeartbeatStore(client, keys, self.scripts)
-        self._pusher = Pusher(client, keys, self.scripts, busy_wait=push_busy_wait)
+        self._client = client
+        self._keys = keys
+        self._scripts = Scripts(client)
+        self._url = url
+        self._version = ServerVersion(client)
+        self._queues = RedisQueueStore(client, keys, self._scripts,
+                                       push_busy_wait=push_busy_wait)
+        self._held = RedisHeldJobStore(client, keys, self._scripts, self._ask_version)
+        self._sets = RedisJobSets(client, keys, self._scripts, dead_max_jobs=dead_max_jobs,
+                                  dead_timeout=dead_timeout)
+        self._processes = RedisProcessRegistry(client, keys, self._scripts)
+        self._locks = RedisLockStore(client, keys, self._scripts)
+        self._periodic = RedisPeriodicStore(client, keys, self._scripts)
+        self._stats = RedisStatsStore(client, keys)
+        self._locator = Locator(client, keys, self._scripts)
 
-    # client side -------------------------------------------------------------------------
-    def store(self, immediate: Sequence[tuple[str, str]],
-              scheduled: Sequence[tuple[float, str]]) -> None:
-        """Push and schedule jobs: a single push through
-        :class:`~cogworker.redis.push.Pusher` (one round trip), anything else in one
-        MULTI/EXEC, then the wake-ups.
+    # RedisAccess -----------------------------------------------------------------------
+    @property
+    def client(self) -> redis.Redis:
+        return self._client
 
-        Raws of one queue go in one LPUSH in the given order; fetchers pop from the right,
-        so the first given is the first fetched. Each queue touched is registered in the
-        transaction, and announced on the wake-up channel after it (best-effort, through
-        :meth:`Pusher.announce <cogworker.redis.push.Pusher.announce>`).
-        """
-        if not immediate and not scheduled:
-            return
-        if len(immediate) == 1 and not scheduled:
-            self._pusher.push(*immediate[0])
-            return
-        by_queue: dict[str, list[str]] = {}
-        for queue, raw in immediate:
-            by_queue.setdefault(queue, []).append(raw)
-        pipe = self.client.pipeline(transaction=True)
-        if by_queue:
-            pipe.sadd(self.keys.queues, *by_queue)
-        for queue, raws in by_queue.items():
-            pipe.lpush(self.keys.queue(queue), *raws)
-        if scheduled:
-            pipe.zadd(self.keys.schedule, {raw: at for at, raw in scheduled})
-        with translate_errors():
-            pipe.execute()
-        # After, not inside, the MULTI: a refused PUBLISH there would abort the whole batch.
-        self._pusher.announce(by_queue)
+    @property
+    def keys(self) -> KeySchema:
+        return self._keys
 
-    # worker side -------------------------------------------------------------------------
+    @property
+    def scripts(self) -> Scripts:
+        return self._scripts
+
+    # facets ----------------------------------------------------------------------------
+    @property
+    def queues(self) -> RedisQueueStore:
+        return self._queues
+
+    @property
+    def held(self) -> RedisHeldJobStore:
+        return self._held
+
+    @property
+    def sets(self) -> RedisJobSets:
+        return self._sets
+
+    @property
+    def processes(self) -> RedisProcessRegistry:
+        return self._processes
+
+    @property
+    def locks(self) -> RedisLockStore:
+        return self._locks
+
+    @property
+    def periodic(self) -> RedisPeriodicStore:
+        return self._periodic
+
+    @property
+    def stats(self) -> RedisStatsStore:
+        return self._stats
+
+    # the server ------------------------------------------------------------------------
     def server_time(self) -> float:
         with translate_errors():
-            seconds, micros = self.client.time()
+            seconds, micros = self._client.time()
         return int(seconds) + int(micros) / 1_000_000
 
     def server_version(self) -> tuple[int, ...]:
         """``redis_version`` from INFO, e.g. (7, 2, 4); (99,) when it cannot be read."""
+        return self._version.read()
+
+    def _ask_version(self) -> tuple[int, ...]:
+        """:meth:`server_version`, looked up at each call (a test may replace it)."""
+        return self.server_version()
+
+    def server_info(self) -> dict[str, str | int | float]:
+        """The whole INFO reply as one flat mapping (``redis_version``, ``used_memory``...)."""
         with translate_errors():
-            info = self.client.info("server")
-        match = _VERSION_RE.match(str(info.get("redis_version", "")))
-        if match is None:
-            logger.warning("unreadable Redis version %r; assuming a modern server",
-                           info.get("redis_version"))
-            return UNKNOWN_VERSION
-        return tuple(int(part) for part in match.groups() if part is not None)
+            return flat_info(self._client.info())
 
-    def paused_queues(self) -> set[str]:
-        with translate_errors():
-            members: set[bytes | str] = self.client.smembers(self.keys.paused_queues)
-        return {as_text(member) for member in members}
+    def describe(self) -> str:
+        """The URL without credentials, or the client's host, port (or socket) and db."""
+        if self._url:
+            return redact_url(self._url)
+        options = self._client.connection_pool.connection_kwargs
+        if options.get("path"):
+            return f"unix://{options['path']}?db={options.get('db', 0)}"
+        host, port = options.get("host", "localhost"), options.get("port", 6379)
+        return f"redis://{host}:{port}/{options.get('db', 0)}"
 
-    def file_job(self, set_name: SortedSetName, score: float, raw: str) -> None:
-        """ZADD ``raw`` into the set; for dead, trim by age and count in the same MULTI."""
-        key = self.keys.sorted_set(set_name)
-        if set_name != "dead":
-            with translate_errors():
-                self.client.zadd(key, {raw: score})
-            return
-        oldest_kept = time.time() - self.dead_timeout
-        pipe = self.client.pipeline(transaction=True)
-        pipe.zadd(key, {raw: score})
-        pipe.zremrangebyscore(key, "-inf", f"({oldest_kept!r}")
-        pipe.zremrangebyrank(key, 0, -(self.dead_max_jobs + 1))
-        with translate_errors():
-            pipe.execute()
-
-    def record_outcomes(self, processed: int, failed: int, now: float) -> None:
-        """INCRBY the totals and HINCRBY this hour's throughput (kept 25 h), one MULTI."""
-        counts = {"processed": processed, "failed": failed}
-        counts = {name: count for name, count in counts.items() if count}
-        if not counts:
-            return
-        hour_key = self.keys.throughput(int(now // 3600))
-        totals = {"processed": self.keys.stats_processed, "failed": self.keys.stats_failed}
-        pipe = self.client.pipeline(transaction=True)
-        for name, count in counts.items():
-            pipe.incrby(totals[name], count)
-            pipe.hincrby(hour_key, name, count)
-        pipe.expire(hour_key, THROUGHPUT_TTL)
-        with translate_errors():
-            pipe.execute()
-
-    def set_work(self, identity: str, tid: str, entry: str) -> None:
-        with translate_errors():
-            self.client.hset(self.keys.workers(identity), tid, entry)
-
-    def clear_work(self, identity: str, tid: str) -> None:
-        with translate_errors():
-            self.client.hdel(self.keys.workers(identity), tid)
-
-    def replace_work(self, identity: str, entries: Mapping[str, str], ttl: float) -> None:
-        key = self.keys.workers(identity)
-        with translate_errors():
-            pipe = self.client.pipeline(transaction=True)
-            pipe.delete(key)
-            if entries:
-                pipe.hset(key, mapping=dict[Any, Any](entries))
-                pipe.expire(key, whole_seconds(ttl))
-            pipe.execute()
-
-    def graduate(self, set_name: Literal["schedule", "retry"], now: float,
-                 limit: int) -> GraduationReport:
-        return self._graduator.graduate(set_name, now, limit)
-
-    def requeue_entry(self, set_name: SortedSetName, raw: str | bytes, new_raw: str,
-                      queue: str) -> bool:
-        """Move one entry of a set onto ``queue`` as ``new_raw`` (atomic, "retry now").
-
-        False when ``raw`` is no longer in the set."""
-        return self._graduator.requeue_entry(set_name, raw, new_raw, queue)
-
-    def beat(
-        self, identity: str, info: str, busy: int, quiet: bool,
-        queues: Sequence[str], ttl: float, reliable: bool,
-    ) -> None:
-        self._heartbeats.beat(identity, info=info, busy=busy, quiet=quiet, queues=queues,
-                              ttl=ttl, reliable=reliable)
-
-    def remove_process(self, identity: str) -> None:
-        self._heartbeats.remove_process(identity)
-
-    # remote control ----------------------------------------------------------------------
-    @contextmanager
-    def subscribe_signals(self, identity: str) -> Iterator[RedisSubscription]:
-        """Subscribe to ``identity``'s signal channel on a dedicated connection."""
-        subscription = RedisSubscription.open(self.client, self.keys.signal(identity))
-        try:
-            yield subscription
-        finally:
-            subscription.close()
-
-    @contextmanager
-    def subscribe_wakeups(self) -> Iterator[RedisSubscription]:
-        """Subscribe to the wake-up channel: each message is the name of a queue that just
-        received work."""
-        subscription = RedisSubscription.open(self.client, self.keys.wakeup)
-        try:
-            yield subscription
-        finally:
-            subscription.close()
-
-    def publish_signal(self, identity: str, message: str) -> int:
-        with translate_errors():
-            return int(self.client.publish(self.keys.signal(identity), message))
-
-    # connection --------------------------------------------------------------------------
     def ping(self) -> bool:
         """True when Redis answers PING; False when it cannot be reached."""
         try:
             with translate_errors():
-                return bool(self.client.ping())
+                return bool(self._client.ping())
         except BrokerUnavailableError:
             return False
 
+    def locate(self, jids: Iterable[str], cursor: str | None = None, *,
+               window: int = LOCATE_WINDOW) -> LocatePage:
+        return self._locator.locate(jids, cursor, window)
+
+    def extension(self, key: Extension[T]) -> T | None:
+        """No optional facet yet: always None."""
+        return None
+
     def close(self) -> None:
         """Disconnect every pooled and push connection (they reopen if used again)."""
-        self._pusher.close()
-        self.client.connection_pool.disconnect()
+        self._queues.close()
+        self._client.connection_pool.disconnect()

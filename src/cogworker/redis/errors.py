@@ -12,6 +12,7 @@ Core code never catches ``redis.*``: everything Redis-specific raises through
   :class:`BrokerAuthenticationError`, which is not "unavailable": retrying never fixes it;
 * ACL refusals (``NOPERM``, also from inside a script) to :class:`BrokerPermissionError`,
   whose message says what to grant;
+* ``OOM`` (``maxmemory`` reached with ``noeviction``) to :class:`BrokerFullError`;
 * every other Redis error to :class:`BrokerError`.
 """
 
@@ -26,6 +27,7 @@ import redis.exceptions as rex
 from cogworker.core.errors import (
     BrokerAuthenticationError,
     BrokerError,
+    BrokerFullError,
     BrokerPermissionError,
     BrokerUnavailableError,
     UnsupportedCommandError,
@@ -84,6 +86,8 @@ def translate(exc: rex.RedisError) -> BrokerError:
         return UnsupportedCommandError(message)
     if is_no_permission(exc):
         return BrokerPermissionError(f"{message}; {ACL_ADVICE}")
+    if isinstance(exc, rex.OutOfMemoryError):
+        return BrokerFullError(message)
     return BrokerError(message)
 
 

@@ -12,29 +12,33 @@ import json
 import logging
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
+import redis
+
+from cogworker.core.broker import SORTED_SET_NAMES, SortedSetName
 from cogworker.core.errors import BrokerError, PayloadError
 from cogworker.core.payload import decode, dumps, unparseable_wrapper
 from cogworker.redis.errors import translate_errors
 from cogworker.redis.keys import KeySchema
-from cogworker.redis.requeue import RedisBackend, counter_key, text, wire
+from cogworker.redis.replies import text, wire
+from cogworker.redis.requeue_keys import counter_key
+from cogworker.redis.scripts import Scripts
 
 logger = logging.getLogger(__name__)
 
 PACKAGE = "cogworker.redis"
 ORPHANED_ERROR_CLASS = "cogworker.JobOrphanedError"
 QUARANTINE_TTL = 30 * 86_400
-SORTED_SETS = ("retry", "dead", "schedule")
 
 Step = Callable[[str], "bytes | None"]
 """Handles the raw at a list's head; returns the head after it (None when empty)."""
 
 
-def walk_list(backend: RedisBackend, key: str, step: Step) -> None:
+def walk_list(client: redis.Redis, key: str, step: Step) -> None:
     """Call ``step`` on the head of ``key`` until the list is empty, at most once per
     entry it held at the start (an entry ``step`` could not move does not loop forever)."""
-    pipe = backend.client.pipeline(transaction=False)
+    pipe = client.pipeline(transaction=False)
     pipe.llen(key)
     pipe.lindex(key, 0)
     with translate_errors():
@@ -69,18 +73,17 @@ def _mark_orphaned(job: dict[str, Any], now: float, max_orphanings: int) -> dict
     return job
 
 
-def bury_repeat_orphans(backend: RedisBackend, now: float, *,
-                        max_orphanings: int = 3) -> list[str]:
+def bury_repeat_orphans(client: redis.Redis, keys: KeySchema, scripts: Scripts, now: float,
+                        *, max_orphanings: int = 3) -> list[str]:
     """File every job parked on ``repeat_orphans`` into dead (error class
     ``cogworker.JobOrphanedError``), counting each as failed. Returns the records as
     stored in dead, so the caller can run death hooks and release locks. A Redis error
     ends the walk (logged); what was filed before it is returned."""
-    keys = backend.keys
     stored: list[str] = []
 
     def bury(raw: str) -> bytes | None:
         record = orphan_dead_record(raw, now, max_orphanings)
-        filed, head = backend.scripts.run(
+        filed, head = scripts.run(
             PACKAGE, "recovery_bury_orphan",
             keys=[keys.repeat_orphans, keys.dead, counter_key(keys, raw), keys.stats_failed],
             args=[wire(raw), now, wire(record)],
@@ -91,17 +94,17 @@ def bury_repeat_orphans(backend: RedisBackend, now: float, *,
                          max_orphanings, raw)
         return head  # type: ignore[no-any-return]
 
-    _walk_logged(backend, keys.repeat_orphans, bury)
+    _walk_logged(client, keys.repeat_orphans, bury)
     return stored
 
 
 def unsettled_record(keys: KeySchema, set_name: str, score: float, payload: str) -> str:
-    """The JSON record :meth:`park_unsettled` hands over: ``{set, score, payload}`` with the
-    full sorted-set key, as the Ruby original writes it."""
+    """The JSON record a hand-over leaves (``held.park``, ``held.hand_over``): ``{set,
+    score, payload}`` with the full sorted-set key, as the Ruby original writes it."""
     return dumps({"set": keys.sorted_set(set_name), "score": score, "payload": payload})
 
 
-def parse_unsettled(keys: KeySchema, record: str) -> tuple[str, float, str] | None:
+def parse_unsettled(keys: KeySchema, record: str) -> tuple[SortedSetName, float, str] | None:
     """``(set name, score, payload)`` of a usable record, else None.
 
     ``set`` may be the name (``retry``) or the key (``cogworker:retry``) of retry, dead or
@@ -113,9 +116,10 @@ def parse_unsettled(keys: KeySchema, record: str) -> tuple[str, float, str] | No
         return None
     if not isinstance(data, dict):
         return None
-    by_key = {keys.sorted_set(name): name for name in SORTED_SETS}
+    by_key = {keys.sorted_set(name): name for name in SORTED_SET_NAMES}
     set_value, score, payload = data.get("set"), data.get("score"), data.get("payload")
-    name = set_value if set_value in SORTED_SETS else by_key.get(str(set_value))
+    name = (cast("SortedSetName", set_value) if set_value in SORTED_SET_NAMES
+            else by_key.get(str(set_value)))
     if name is None or not isinstance(payload, str) or isinstance(score, bool):
         return None
     try:
@@ -125,18 +129,18 @@ def parse_unsettled(keys: KeySchema, record: str) -> tuple[str, float, str] | No
     return (name, number, payload) if math.isfinite(number) else None
 
 
-def file_unsettled(backend: RedisBackend) -> list[tuple[str, str]]:
+def file_unsettled(client: redis.Redis, keys: KeySchema,
+                   scripts: Scripts) -> list[tuple[SortedSetName, str]]:
     """File every record of the ``unsettled`` list into its sorted set (deleting the job's
     orphan counter); an unusable record goes to the quarantine list (30-day TTL). Returns
     the ``(set name, payload)`` pairs filed, so the caller can run death hooks and release
     locks for those filed in dead. A Redis error ends the walk (logged)."""
-    keys = backend.keys
-    filed: list[tuple[str, str]] = []
+    filed: list[tuple[SortedSetName, str]] = []
 
     def settle(record: str) -> bytes | None:
         parsed = parse_unsettled(keys, record)
         if parsed is None:
-            moved, head = backend.scripts.run(
+            moved, head = scripts.run(
                 PACKAGE, "unsettled_quarantine",
                 keys=[keys.unsettled, keys.unsettled_quarantine],
                 args=[wire(record), QUARANTINE_TTL],
@@ -146,7 +150,7 @@ def file_unsettled(backend: RedisBackend) -> list[tuple[str, str]]:
                              keys.unsettled, keys.unsettled_quarantine, record)
             return head  # type: ignore[no-any-return]
         name, score, payload = parsed
-        done, head = backend.scripts.run(
+        done, head = scripts.run(
             PACKAGE, "unsettled_file",
             keys=[keys.unsettled, keys.sorted_set(name), counter_key(keys, payload)],
             args=[wire(record), score, wire(payload)],
@@ -155,13 +159,13 @@ def file_unsettled(backend: RedisBackend) -> list[tuple[str, str]]:
             filed.append((name, payload))
         return head  # type: ignore[no-any-return]
 
-    _walk_logged(backend, keys.unsettled, settle)
+    _walk_logged(client, keys.unsettled, settle)
     return filed
 
 
-def _walk_logged(backend: RedisBackend, key: str, step: Step) -> None:
+def _walk_logged(client: redis.Redis, key: str, step: Step) -> None:
     try:
-        walk_list(backend, key, step)
+        walk_list(client, key, step)
     except BrokerError as exc:
         logger.error("could not finish filing %s (%s); the rest waits for the next pass",
                      key, exc)

@@ -151,6 +151,20 @@ class KeySchema:
     def quarantine(self, key: str, stamp_ms: int, suffix: str) -> str:
         return self._k("quarantine", key, str(stamp_ms), suffix)
 
+    # locks --------------------------------------------------------------------------------
+    def lock(self, name: str) -> str:
+        """The key of the lock named ``name`` (see :mod:`cogworker.core.broker.locks`):
+        ``<prefix>:<name>``, except that a ``periodic:`` name lives under the cron keys'
+        prefix, where the original keeps its cron locks (``periodic:running:<pjid>`` in the
+        default namespace). So ``lock("unique:<digest>")`` is :meth:`unique` and
+        ``lock("periodic:running:<pjid>")`` is :meth:`periodic_running`."""
+        if not name:
+            raise ValueError("a lock name must not be empty")
+        head, separator, rest = name.partition(":")
+        if head == "periodic" and separator:
+            return f"{self.periodic_prefix}:{rest}"
+        return self._k(name)
+
     # unique jobs --------------------------------------------------------------------------
     @property
     def unique_prefix(self) -> str:

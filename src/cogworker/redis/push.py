@@ -34,6 +34,7 @@ from cogworker.redis.connection import HEALTH_CHECK_INTERVAL
 from cogworker.redis.errors import translate
 from cogworker.redis.keys import KeySchema
 from cogworker.redis.push_line import PushLine, Reply
+from cogworker.redis.replies import wire
 from cogworker.redis.scripts import Scripts
 
 logger = logging.getLogger(__name__)
@@ -68,7 +69,7 @@ class Pusher:
             return
         self._scripts.run("cogworker.redis", "push",
                           [self._keys.queues, self._keys.queue(queue)],
-                          [queue, self._keys.wakeup, raw])
+                          [queue, self._keys.wakeup, wire(raw)])
         with self._lock:
             self._registered[queue] = now
 
@@ -85,7 +86,7 @@ class Pusher:
 
     def _push_known(self, queue: str, raw: str, *, announce: bool, moved: bool = False) -> None:
         lpush, publish = self._frame_parts(queue)
-        body = raw.encode()
+        body = wire(raw)
         frame = b"%s$%d\r\n%s\r\n%s" % (lpush, len(body), body, publish if announce else b"")
         try:
             replies = self._exchange(frame, 2 if announce else 1)

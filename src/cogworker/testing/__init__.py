@@ -1,9 +1,11 @@
 """Testing support: ``app.testing`` (fake and inline modes, recorded jobs, the test clock),
 the pytest plugin (:mod:`cogworker.testing.pytest_plugin`) and an in-process worker.
 
-See ``docs/how-to/test-your-jobs.md``. The in-memory broker for engine unit tests is
-:mod:`cogworker.testing.memory`. The heavier names are imported on first use, so loading
-the pytest plugin stays cheap for test runs that never touch cogworker.
+See ``docs/how-to/test-your-jobs.md``. The in-memory broker (the whole broker contract in
+one process, what fake and inline mode push to, and the ``memory`` plugin's ``memory://``
+URLs) is :mod:`cogworker.testing.memory_broker`; the built-in fetchers run on it. The
+heavier names are imported on first use, so loading the pytest plugin stays cheap for test
+runs that never touch cogworker.
 """
 
 from __future__ import annotations

@@ -10,7 +10,11 @@ Modes (per app, shared by every thread, as the original's module-level mode):
 Both fake and inline take over only the last step of a push, so the unique-lock hook and
 the client middleware run, and the payload is serialized exactly as a real push would
 serialize it (a non-JSON argument fails the same way). While either is in force the app's
-broker is an in-memory one, so unique locks work and nothing touches Redis.
+broker is the app's own :class:`~cogworker.testing.memory_broker.MemoryBroker` on the test
+clock, so unique locks work (a ``unique_for`` window ends when the test clock passes it)
+and nothing touches Redis. Going back to disabled clears every lock that broker holds: a
+lock taken in memory never outlives the modes that took it, even when jobs recorded
+meanwhile are still there (a later fake block records a repeated push of them).
 
 ``fake()``, ``inline()``, ``disable()`` and ``freeze()`` apply at once; used as context
 managers they also put the previous state back at the end of the block, also on error.
@@ -25,20 +29,21 @@ import threading
 import types
 from collections.abc import Callable
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from cogworker.core.job import Job, JobFunction
 from cogworker.core.payload import Payload, decode, encode
 from cogworker.testing.clock import Instant, TestClock, to_epoch, to_seconds
 from cogworker.testing.cron import fire, slots_between
 from cogworker.testing.fake import DRAIN_LIMIT, FakeRuns
-from cogworker.testing.memory import MemoryBroker
+from cogworker.testing.memory_broker import MemoryBroker
 from cogworker.testing.recorded import RecordedJobs
 from cogworker.testing.runner import CallerThreadRunner
 from cogworker.worker.death import release_job_locks
 
 if TYPE_CHECKING:
     from cogworker.app import App
+    from cogworker.core.broker import Broker
     from cogworker.core.client import Dispatcher
     from cogworker.core.middleware import PushContext
 
@@ -84,7 +89,7 @@ class Testing:
         self.app = app
         self._lock = threading.RLock()
         self._mode: Mode = "disabled"
-        self._saved: tuple[Any, Dispatcher | None] = (None, None)
+        self._saved: tuple[Broker | None, Dispatcher | None] = (None, None)
         self.recorded = RecordedJobs()
         self.clock = TestClock(app)
         self._memory = MemoryBroker(clock=self.clock.now)
@@ -126,9 +131,13 @@ class Testing:
                 app.dispatch_override = self._dispatch
             elif mode == "disabled":
                 broker, override = self._saved
-                app.use_broker(broker)
+                if broker is None:
+                    app.close()  # forget the memory broker: build from the settings later
+                else:
+                    app.use_broker(broker)
                 app.dispatch_override = override
                 self._saved = (None, None)
+                self._memory.clear_locks()
             self._mode = mode
 
     def _dispatch(self, ctx: PushContext) -> str | None:
@@ -173,8 +182,7 @@ class Testing:
         """Forget every recorded payload and dead job, and every lock fake mode holds."""
         self._release(self.recorded.clear())
         self._fake.dead.clear()
-        with self._memory.lock:
-            self._memory.locks_held.clear()
+        self._memory.clear_locks()
 
     def _release(self, payloads: list[Payload]) -> None:
         for payload in payloads:

@@ -63,4 +63,5 @@ class CallerThreadRunner:
     def _chain_runner(self) -> JobRunner:
         # Built per run so middleware added to the app since the last run is seen.
         outages = OutageLog()
-        return JobRunner(self.app, outages, StatsBuffer(self.app.broker, outages), self._async)
+        return JobRunner(self.app, outages, StatsBuffer(self.app.broker.stats, outages),
+                         self._async)

@@ -2,7 +2,7 @@
 
 :meth:`InProcessWorker.run_until_idle` starts a real :class:`~cogworker.worker.manager.Manager`
 with the app's configured fetcher (basic or reliable, from the fetch-strategy hook) against
-the app's Redis, moves due scheduled and retry jobs onto their queues itself (as the
+the app's broker, moves due scheduled and retry jobs onto their queues itself (as the
 poller would, without waiting for its interval), and stops the Manager once the app's
 queues are empty, nothing due is left in the schedule and retry sets, and no job is
 running. Heartbeat, orphan checks and the cron ticker do not run.
@@ -17,9 +17,16 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import TYPE_CHECKING, Final
 
-from cogworker.core.broker import Fetcher, SortedSetName, UnitOfWork
+from cogworker.core.broker import (
+    Fetcher,
+    GraduatedSetName,
+    RecoveryOptions,
+    RecoveryReport,
+    SortedSetName,
+    UnitOfWork,
+)
 from cogworker.core.errors import TestingError
 from cogworker.core.outage import OutageLog
 from cogworker.worker.manager import Manager
@@ -30,7 +37,7 @@ if TYPE_CHECKING:
 FETCH_SLICE: Final = 0.1  # seconds one blocking fetch may wait
 LOOK_INTERVAL: Final = 0.02
 GRADUATION_BATCH: Final = 100
-GRADUATED: Final[tuple[Literal["schedule", "retry"], ...]] = ("schedule", "retry")
+GRADUATED: Final[tuple[GraduatedSetName, ...]] = ("schedule", "retry")
 
 
 class CountingFetcher:
@@ -75,15 +82,27 @@ class CountingFetcher:
         finally:
             self._settle(1, done=True)
 
+    def park_unsettled(self, work: UnitOfWork, set_name: SortedSetName, score: float,
+                       record: str) -> bool:
+        return self.inner.park_unsettled(work, set_name, score, record)
+
+    def holds_jobs(self) -> bool:
+        return self.inner.holds_jobs()
+
+    def in_progress(self) -> list[str]:
+        return self.inner.in_progress()
+
     def requeue_unfinished(self, finished: Sequence[str], keep: Sequence[str]) -> int:
         return self.inner.requeue_unfinished(finished, keep)
 
+    def recover_orphans(self, own_identity: str, options: RecoveryOptions) -> RecoveryReport:
+        return self.inner.recover_orphans(own_identity, options)
+
+    def recover_process(self, identity: str, options: RecoveryOptions) -> RecoveryReport:
+        return self.inner.recover_process(identity, options)
+
     def close(self) -> None:
         self.inner.close()
-
-    def __getattr__(self, name: str) -> Any:
-        # in_progress, park_unsettled and whatever else the Manager looks up optionally
-        return getattr(self.inner, name)
 
 
 class InProcessWorker:
@@ -101,7 +120,7 @@ class InProcessWorker:
         """
         if self.app.testing.mode != "disabled":
             raise TestingError(
-                f"the app is in {self.app.testing.mode} mode, so pushes never reach Redis: "
+                f"the app is in {self.app.testing.mode} mode, so pushes never reach the broker: "
                 "a real worker needs app.testing.disable() (don't combine cogworker_worker "
                 "with cogworker_fake)"
             )
@@ -137,19 +156,17 @@ class InProcessWorker:
             manager.stop(self.stop_timeout)
 
     def _graduate(self) -> None:
-        broker = self.app.broker
+        sets = self.app.broker.sets
         for set_name in GRADUATED:
-            broker.graduate(set_name, time.time(), GRADUATION_BATCH)
+            sets.graduate(set_name, time.time(), GRADUATION_BATCH)
 
     def _leftover(self, fetcher: CountingFetcher) -> str | None:
         """What keeps the worker busy, or None when idle."""
-        broker, keys = self.app.broker, self.app.keys
-        queues = [q for q in dict.fromkeys(self.app.settings.queues)
-                  if q not in broker.paused_queues()]
-        client = broker.client
-        waiting = {q: int(client.llen(keys.queue(q))) for q in queues}
+        broker = self.app.broker
+        records = broker.queues.records(list(dict.fromkeys(self.app.settings.queues)))
+        waiting = {record.name: record.size for record in records if not record.paused}
         now = time.time()
-        due = {name: int(client.zcount(keys.sorted_set(name), "-inf", now)) for name in GRADUATED}
+        due = {name: broker.sets.size(name, max_score=now) for name in GRADUATED}
         parts = [f"{count} job(s) on queue {q!r}" for q, count in waiting.items() if count]
         parts += [f"{count} due in {name}" for name, count in due.items() if count]
         if fetcher.held:

@@ -41,7 +41,7 @@ def collect_tabs(app: App) -> list[Tab]:
             raise PluginError(f"two tabs are named {tab.name!r} ({seen[tab.name].label!r} and "
                               f"{tab.label!r}); give one plugin's tab another name")
         seen[tab.name] = tab
-    return sorted(tabs, key=lambda tab: (tab.order, tab.label))
+    return sorted(seen.values(), key=lambda tab: (tab.order, tab.label))
 
 
 def _unavailable(request: Request, exc: Exception) -> Response:

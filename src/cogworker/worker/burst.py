@@ -19,7 +19,6 @@ import time
 from typing import TYPE_CHECKING, Final, Protocol
 
 from cogworker.core.errors import BrokerError
-from cogworker.redis.errors import translate_errors
 
 if TYPE_CHECKING:
     from cogworker.app import App
@@ -44,30 +43,22 @@ class BurstWatch:
     def finished(self) -> bool:
         """True on the second consecutive look that found nothing to do."""
         taken, in_hand = self._manager.work_counts()
-        if in_hand or not self._redis_is_empty():
+        if in_hand or not self._nothing_stored():
             self._taken_at_last_empty = None
             return False
         done = self._taken_at_last_empty == taken
         self._taken_at_last_empty = taken
         return done
 
-    def _redis_is_empty(self) -> bool:
-        keys = self._app.keys
-        client = self._app.broker.client
+    def _nothing_stored(self) -> bool:
+        broker = self._app.broker
         names = list(dict.fromkeys(self._app.settings.queues))
         now = time.time()
         try:
-            with translate_errors():
-                paused = {raw.decode() if isinstance(raw, bytes) else raw
-                          for raw in client.smembers(keys.paused_queues)}
-                pipe = client.pipeline(transaction=False)
-                working = [name for name in names if name not in paused]
-                for name in working:
-                    pipe.llen(keys.queue(name))
-                for key in (keys.schedule, keys.retry):
-                    pipe.zcount(key, "-inf", now)
-                counts = pipe.execute()
+            waiting = sum(record.size for record in broker.queues.records(names)
+                          if not record.paused)
+            due = sum(broker.sets.size(name, max_score=now) for name in ("schedule", "retry"))
         except BrokerError as exc:
             logger.debug("burst: cannot look at the queues (%s); looking again", exc)
             return False
-        return not any(int(count) for count in counts)
+        return not waiting and not due

@@ -2,13 +2,14 @@
 
 :class:`cogworker.worker.manager.Manager` satisfies :class:`ManagerControls` structurally;
 the heartbeat, poller and remote control depend on this Protocol only, so each can be
-exercised with a stand-in manager against a real Redis.
+exercised with a stand-in manager against a real broker.
 """
 
 from __future__ import annotations
 
 from typing import Protocol
 
+from cogworker.core.broker import WorkRecord
 from cogworker.core.payload import Payload
 
 
@@ -36,16 +37,17 @@ class ManagerControls(Protocol):
         ...
 
     def reconcile(self) -> None:
-        """Reliable fetch only: settle pending settlements, requeue strays seen twice."""
+        """Settle pending settlements, requeue held strays seen twice (a strategy that
+        holds jobs)."""
         ...
 
     def take_stray_check(self) -> bool:
         """Whether a reconcile is due out of turn (a fetch failed in a way that may have
-        moved jobs onto the in-progress list); counts it as taken."""
+        handed this process jobs); counts it as taken."""
         ...
 
-    def work_entries(self) -> dict[str, str]:
-        """What each processor runs now: tid → JSON ``{queue, payload, run_at}``."""
+    def work_entries(self) -> dict[str, WorkRecord]:
+        """What each processor runs now: tid → its work (queue, payload, start time)."""
         ...
 
     def handle_dead_jobs(self, stored_raws: list[str], reason: str) -> None:

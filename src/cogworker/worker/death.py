@@ -38,16 +38,15 @@ def notify_death(app: App, job: Payload, exc: BaseException) -> None:
 def release_job_locks(app: App, job: Payload, reason: str) -> None:
     """Release the unique and cron locks of a job that finished for good (isolated).
 
-    The unique-lock plugins hear about every job, as they are asked about every push: which
-    jobs hold a lock is theirs to know (the builtin's ``unique`` option is one rule of many).
+    The lock plugins hear about every job, as they are asked about every push: which jobs
+    hold a lock is theirs to know (the built-ins' ``unique`` option and cron fields are
+    rules of theirs, not the engine's).
     """
     app.hooks.release_unique_lock(app, job, reason)
-    if job.get("periodic_pjid"):
-        app.hooks.release_periodic_lock(app, job)
+    app.hooks.release_periodic_lock(app, job)
 
 
 def extend_job_locks(app: App, job: Payload, ttl: float) -> None:
     """Keep a retrying job's locks over its wait (owner-checked by the plugins)."""
     app.hooks.extend_unique_lock(app, job, ttl)
-    if job.get("periodic_pjid"):
-        app.hooks.touch_periodic_lock(app, job, ttl)
+    app.hooks.touch_periodic_lock(app, job, ttl)

@@ -128,7 +128,7 @@ class JobRunner:
 
     def _bury_unparseable(self, work: UnitOfWork, exc: PayloadError) -> Settlement:
         """Bytes that are not a job go to dead, wrapped with their exact bytes, in the one
-        atomic step that also drops them from the in-progress list (see Settler)."""
+        atomic step that also drops them from where the fetcher holds them (see Settler)."""
         wrapper = unparseable_wrapper(work.raw, work.queue, exc.reason, time.time())
         self.stats.add(failed=1)
         logger.error("unparseable job on queue %s moved to dead: %s: %.200r", work.queue,
@@ -148,7 +148,7 @@ class JobRunner:
         later = dict(job)
         later["at"] = time.time() + WHILE_EXECUTING_DELAY
         try:
-            self.broker.store([], [(later["at"], encode(later))])
+            self.broker.queues.store([], [(later["at"], encode(later))])
         except Exception as exc:
             self.outages.report("postpone", exc)
             return GIVE_BACK
@@ -157,9 +157,9 @@ class JobRunner:
         return ACK
 
     def _perform(self, work: UnitOfWork, job: Payload, on_perform: Any) -> BaseException | None:
-        """Run the server chain and the job; returns its exception, if any."""
-        if job.get("periodic_pjid"):
-            self.hooks.touch_periodic_lock(self.app, job, self._active_ttl())
+        """Run the server chain and the job; returns its exception, if any. The cron-lock
+        plugins hear about every job starting (which jobs hold a lock is theirs to know)."""
+        self.hooks.touch_periodic_lock(self.app, job, self._active_ttl())
         if on_perform is not None:
             on_perform(job, True)
         try:
@@ -218,7 +218,7 @@ class JobRunner:
         record = encode(stored)
         progress = _progress(job, stored)
         try:
-            self.broker.file_job(set_name, score, record)
+            self.broker.sets.file(set_name, score, record)
         except Exception as write_exc:
             logger.error("fail: %s jid=%s queue=%s: %s: %s; couldn't record the failure (%s), "
                          "filing it by the interrupt path", job.get("class"), job.get("jid"),

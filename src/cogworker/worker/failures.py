@@ -20,7 +20,7 @@ import math
 import random
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from cogworker.core import backtrace
 from cogworker.core.callables import call_with_arity
@@ -133,7 +133,7 @@ def failed_payload(job: Payload, exc: BaseException, now: float) -> Payload:
 
 @dataclass(frozen=True, slots=True)
 class InterruptRecord:
-    set_name: str  # "retry" or "dead"
+    set_name: Literal["retry", "dead"]
     score: float
     payload: Payload
     reason: str

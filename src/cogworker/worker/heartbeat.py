@@ -1,16 +1,15 @@
 """The heartbeat: this process's presence record, refreshed every few seconds.
 
 A process beats before it fetches anything (:meth:`Heartbeat.start` blocks until the first
-beat succeeds), so a process that holds jobs always has a presence key, and orphan
+beat succeeds), so a process that holds jobs always has a presence record, and orphan
 recovery never mistakes a starting process for a dead one. After that a daemon thread
-beats every ``heartbeat_interval`` seconds; a failed beat is reported (collapsed while
-Redis is away) and never ends the loop. The heartbeat also runs the remote-control
-subscriber, whose channel is named after the same identity.
+beats every ``heartbeat_interval`` seconds (``broker.processes.beat``); a failed beat is
+reported (collapsed while the broker is away) and never ends the loop. The heartbeat also
+runs the remote-control subscriber, whose messages are addressed to the same identity.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import socket
@@ -66,7 +65,7 @@ class Heartbeat:
         app: App,
         manager: ManagerControls,
         outages: OutageLog,
-        fetcher_is_reliable: Callable[[], bool],
+        holds_jobs: Callable[[], bool],
         *,
         worker: WorkerHandle,
         on_stop: Callable[[], None],
@@ -75,7 +74,7 @@ class Heartbeat:
         self.identity = app.identity
         self._manager = manager
         self._outages = outages
-        self._fetcher_is_reliable = fetcher_is_reliable
+        self._holds_jobs = holds_jobs
         self._worker = worker
         self._started_at: float | None = None
         self._has_beaten = False
@@ -84,16 +83,16 @@ class Heartbeat:
         self._write_lock = threading.Lock()  # one presence write at a time: see publish_state
         self.last_error: Exception | None = None
         """The error of the last failed beat, None after a successful one."""
-        self.remote = RemoteControl(app.broker, self.identity, manager, on_stop, outages,
-                                    on_state_change=self.publish_state)
+        self.remote = RemoteControl(app.broker.processes, self.identity, manager, on_stop,
+                                    outages, on_state_change=self.publish_state)
 
     # start ---------------------------------------------------------------------------------
-    def start(self, abort_if: Callable[[], bool], target: str = "Redis") -> bool:
+    def start(self, abort_if: Callable[[], bool], target: str = "the broker") -> bool:
         """Beat until a beat succeeds, then start the beat and remote-control threads.
 
         Between failed attempts ``abort_if()`` is asked; when it returns True (or
         :meth:`stop` was called) this returns False and nothing has been started. The first
-        failure is logged with ``target`` (where the Redis URL comes from). A refused
+        failure is logged with ``target`` (where the broker URL comes from). A refused
         password is raised (:class:`BrokerAuthenticationError`): retrying cannot fix it.
         """
         waited = False
@@ -102,7 +101,7 @@ class Heartbeat:
                 raise self.last_error
             if not waited:
                 waited = True
-                logger.warning("waiting for Redis at %s: %s; retrying every %gs, fetching "
+                logger.warning("waiting for the broker at %s: %s; retrying every %gs, fetching "
                                "nothing meanwhile", target, self.last_error,
                                STARTUP_RETRY_INTERVAL)
             if abort_if() or self._stopping.wait(STARTUP_RETRY_INTERVAL):
@@ -149,14 +148,14 @@ class Heartbeat:
     def _write_presence(self) -> None:
         settings = self.app.settings
         with self._write_lock:  # the quiet flag is read under the lock: never a stale one
-            self.app.broker.beat(
+            self.app.broker.processes.beat(
                 self.identity,
-                self.info_json(),
+                self.info(),
                 self._manager.busy,
                 self._manager.is_quiet,
                 list(dict.fromkeys(settings.queues)),
                 ttl=settings.heartbeat_ttl,
-                reliable=self._fetcher_is_reliable(),
+                holds_jobs=self._holds_jobs(),
             )
 
     def publish_state(self) -> None:
@@ -170,9 +169,11 @@ class Heartbeat:
             self._outages.report(SITE, exc)
 
     def _write_work(self, ttl: float) -> None:
-        """Publish what runs now (the workers hash), like Sidekiq: once a beat, not per job."""
+        """Publish what runs now (the running-work record), like Sidekiq: once a beat, not
+        per job."""
         try:
-            self.app.broker.replace_work(self.identity, self._manager.work_entries(), ttl)
+            self.app.broker.processes.replace_work(self.identity,
+                                                   self._manager.work_entries(), ttl)
         except Exception as exc:
             self._outages.report("workers-hash", exc)
         else:
@@ -201,9 +202,6 @@ class Heartbeat:
             "identity": self.identity,
         }
 
-    def info_json(self) -> str:
-        return json.dumps(self.info(), separators=(",", ":"), ensure_ascii=False)
-
     # stop ----------------------------------------------------------------------------------
     def stop(self) -> None:
         """Stop both threads (each joined at most 1 s), then remove the presence records.
@@ -217,7 +215,7 @@ class Heartbeat:
         if not self._has_beaten:
             return
         try:
-            self.app.broker.remove_process(self.identity)
+            self.app.broker.processes.remove(self.identity)
         except Exception as exc:
             logger.warning("could not remove the presence of %s (%s: %s); it expires by "
                            "itself within %.0f s", self.identity, type(exc).__name__, exc,

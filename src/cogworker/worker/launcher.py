@@ -31,7 +31,6 @@ from cogworker.app import make_identity
 from cogworker.core.errors import BrokerAuthenticationError
 from cogworker.core.outage import OutageLog
 from cogworker.core.payload import Payload, dumps
-from cogworker.redis.connection import redact_url
 from cogworker.worker import signals
 from cogworker.worker.burst import LOOK_INTERVAL, BurstWatch
 from cogworker.worker.heartbeat import Heartbeat
@@ -116,12 +115,11 @@ class Launcher:
         fetcher = self.app.hooks.make_fetcher(self.app, self.app.broker)
         self.fetcher = fetcher
         manager = self.manager = Manager(self.app, fetcher, self.outages)
-        poller = self.poller = Poller(self.app, manager, self.outages, lambda: fetcher.reliable)
-        holds_listed_jobs = getattr(fetcher, "holds_listed_jobs", lambda: fetcher.reliable)
+        poller = self.poller = Poller(self.app, manager, self.outages, fetcher)
         # Built before the first beat: a bad cron entry fails start-up before any thread runs.
         ticker = self.ticker = Ticker(self.app, manager, self.outages, poller.ready_for_ticker)
         heartbeat = self.heartbeat = Heartbeat(
-            self.app, manager, self.outages, holds_listed_jobs,
+            self.app, manager, self.outages, fetcher.holds_jobs,
             worker=self, on_stop=self.request_stop,
         )
         # A TERM may have come while the app was imported (``cogworker run`` installs the
@@ -223,7 +221,7 @@ class Launcher:
             f"cogworker {__version__} started identity={self.identity} pid={os.getpid()} "
             f"concurrency={settings.concurrency} queues={weighted_queues(settings.queues)} "
             f"fetch={fetch} plugins={','.join(active_plugins(self.app.hooks)) or '-'} "
-            f"redis={redis_target(self.app)}"
+            f"redis={self.app.broker.describe()}"
         )
 
 
@@ -252,17 +250,6 @@ def weighted_queues(queues: Sequence[str]) -> str:
 def active_plugins(hooks: Hooks) -> list[str]:
     """Names of the plugins active in this process, sorted."""
     return sorted(name for name, _plugin in hooks.plugin_manager.list_name_plugin())
-
-
-def redis_target(app: App) -> str:
-    """Where the broker connects, without credentials."""
-    if app.settings.redis_url:
-        return redact_url(app.settings.redis_url)
-    options = app.broker.client.connection_pool.connection_kwargs
-    if options.get("path"):
-        return f"unix://{options['path']}?db={options.get('db', 0)}"
-    host, port = options.get("host", "localhost"), options.get("port", 6379)
-    return f"redis://{host}:{port}/{options.get('db', 0)}"
 
 
 def dump_threads() -> None:

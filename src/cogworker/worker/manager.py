@@ -4,9 +4,9 @@ One thread fetches at a time, for itself and for the other idle threads (a few j
 round trip when several are idle), so an idle process sends one blocking fetch at a time
 instead of one per thread. Every other thread waits for the fetch gate or for work.
 
-A fetch that failed because Redis was unreachable may still have run (a reply lost on the
-way back, a command Redis ran when it woke from a freeze): its jobs then sit on this
-process's in-progress list, unknown to every thread. After such a failure, the first fetch
+A fetch that failed because the broker was unreachable may still have run (a reply lost on
+the way back, a command Redis ran when it woke from a freeze): its jobs are then held by
+this process, unknown to every thread. After such a failure, the first fetch
 that works again asks the poller for :data:`STRAY_CHECKS` quick reconciles, one per poll,
 so those jobs go back to their queue within a few polls instead of after two orphan checks.
 """
@@ -18,13 +18,12 @@ import logging
 import secrets
 import threading
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from cogworker.core.broker import Fetcher, UnitOfWork
+from cogworker.core.broker import Fetcher, SortedSetName, UnitOfWork, WorkRecord
 from cogworker.core.errors import BrokerUnavailableError, JobFailedError, JobOrphanedError
 from cogworker.core.outage import OutageLog
-from cogworker.core.payload import Payload, decode, dumps
-from cogworker.redis.filing import unsettled_record
+from cogworker.core.payload import Payload, decode
 from cogworker.worker.acker import AckBatcher
 from cogworker.worker.async_runner import AsyncRunner
 from cogworker.worker.death import notify_death, release_job_locks
@@ -42,8 +41,8 @@ QUIET_SLEEP = 0.5
 ERROR_BACKOFF = 1.0
 MAX_PREFETCH = 16
 STRAY_CHECKS = 3
-"""Quick reconciles after a fetch failed on an unreachable Redis: a stray is requeued when
-two consecutive ones see it, and the third covers a fetch Redis ran a little later."""
+"""Quick reconciles after a fetch failed on an unreachable broker: a stray is requeued when
+two consecutive ones see it, and the third covers a fetch the store ran a little later."""
 
 
 class Manager:
@@ -51,7 +50,7 @@ class Manager:
         self.app = app
         self.fetcher = fetcher
         self.outages = outages
-        self.stats = StatsBuffer(app.broker, outages)
+        self.stats = StatsBuffer(app.broker.stats, outages)
         self.async_runner = AsyncRunner()
         self.settler = Settler(app, fetcher)
         self.acker: AckBatcher | None = None
@@ -115,8 +114,9 @@ class Manager:
         with self._lock:
             return self._taken, self._taken - self._let_go
 
-    def work_entries(self) -> dict[str, str]:
-        """The workers-hash view of what runs now: tid → JSON {queue, payload, run_at}."""
+    def work_entries(self) -> dict[str, WorkRecord]:
+        """What runs now, per processor thread (tid): queue, payload, start time. Jobs that
+        are not readable payloads are left out."""
         with self._lock:
             items = list(self._work.items())
         entries = {}
@@ -125,8 +125,7 @@ class Manager:
                 payload = decode(work.raw)
             except Exception:
                 continue
-            entries[tid] = dumps({"queue": work.queue, "payload": payload,
-                                  "run_at": int(started)})
+            entries[tid] = WorkRecord(work.queue, payload, started)
         return entries
 
     # the processor loop ---------------------------------------------------------------------
@@ -281,12 +280,10 @@ class Manager:
     def _requeue_unfinished(self) -> int:
         self.settler.retry_pending()
         finished, keep = [], []
-        park = getattr(self.fetcher, "park_unsettled", None)
         for raw, pending in self.settler.snapshot().items():
             if pending.set_name is None:
                 finished.append(raw)
-            elif park is not None and _try(park, raw, unsettled_record(
-                    self.app.keys, pending.set_name, pending.score, pending.record)):
+            elif self._park(pending.work, pending.set_name, pending.score, pending.record):
                 self.settler.forget(raw)
             else:
                 keep.append(raw)
@@ -303,13 +300,22 @@ class Manager:
                            ", ".join(f"jid={jid}" for jid in unfinished) or "?")
         return count
 
-    def _unfinished_jids(self, finished: list[str], keep: list[str]) -> list[str]:
-        """The jids a shutdown requeue is about to put back, for its log line: what the
-        in-progress list holds (reliable) or the threads run (basic), less the rest."""
-        in_progress = getattr(self.fetcher, "in_progress", None)
+    def _park(self, work: UnitOfWork, set_name: SortedSetName, score: float,
+              record: str) -> bool:
+        """Hand a failure this process could not file over to the fleet (through the
+        fetcher); False when that failed (the record stays pending) or was not ours."""
         try:
-            if self.fetcher.reliable and in_progress is not None:
-                held: list[str] = in_progress()
+            return self.fetcher.park_unsettled(work, set_name, score, record)
+        except Exception as exc:
+            logger.error("parking an unsettled failure failed: %s", exc)
+            return False
+
+    def _unfinished_jids(self, finished: list[str], keep: list[str]) -> list[str]:
+        """The jids a shutdown requeue is about to put back, for its log line: what this
+        process holds (a strategy that holds jobs) or the threads run, less the rest."""
+        try:
+            if self.fetcher.holds_jobs():
+                held = self.fetcher.in_progress()
             else:
                 with self._lock:
                     held = [work.raw for work, _ in self._work.values()]
@@ -321,9 +327,9 @@ class Manager:
 
     def _write_work_entries(self) -> None:
         identity = self.app.identity
-        for tid, entry in self.work_entries().items():
+        for tid, work in self.work_entries().items():
             try:
-                self.app.broker.set_work(identity, tid, entry)
+                self.app.broker.processes.set_work(identity, tid, work)
             except Exception as exc:
                 logger.error("recording running job of %s failed: %s", tid, exc)
 
@@ -338,17 +344,16 @@ class Manager:
             return True
 
     def reconcile(self) -> None:
-        """Finish pending settlements; requeue jobs on our list nobody runs (seen twice)."""
+        """Finish pending settlements; requeue jobs this process holds that nobody runs
+        (seen twice)."""
         self.settler.retry_pending()
-        in_progress = getattr(self.fetcher, "in_progress", None)
-        if in_progress is None:
-            return
         with self._lock:
             running = set(self._running) | {w.raw for w in self._prefetched}
         if self.acker is not None:
             running |= self.acker.pending_raws()
         pending = set(self.settler.snapshot())
-        strays = {raw for raw in in_progress() if raw not in running and raw not in pending}
+        held = self.fetcher.in_progress()
+        strays = {raw for raw in held if raw not in running and raw not in pending}
         for raw in strays & self._previous_strays:
             work = UnitOfWork(queue=_queue_of(raw), raw=raw)
             self.settler.give_back(work)
@@ -366,14 +371,6 @@ class Manager:
             message = str(job.get("error_message", reason))
             exc = JobOrphanedError(message) if reason == "orphaned" else JobFailedError(message)
             notify_death(self.app, job, exc)
-
-
-def _try(func: Any, *args: Any) -> bool:
-    try:
-        return bool(func(*args))
-    except Exception as exc:
-        logger.error("parking an unsettled failure failed: %s", exc)
-        return False
 
 
 def _queue_of(raw: str) -> str:

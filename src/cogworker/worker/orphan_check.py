@@ -1,14 +1,17 @@
-"""One orphan check of the poller: recover dead processes' jobs, then settle leftovers.
+"""One orphan check of the poller: the fetch strategy's recovery, then its consequences.
 
-A pass runs, each step isolated (a failing step is reported and never skips the others):
+A pass asks the fetcher (:meth:`Fetcher.recover_orphans
+<cogworker.core.broker.Fetcher.recover_orphans>`) to put back the jobs dead processes
+left, in its strategy's way (with the one-off keyspace scan, asked for until a report says
+the registry was read in full, when this process itself fetches reliably), to file the
+repeat orphans into dead and the failures stopping processes handed over. Then, each step
+isolated (a failing step is reported and never skips the others):
 
-1. :func:`~cogworker.redis.recovery.recover_orphans` for every dead process but this one
-   (with the one-off keyspace SCAN, asked for until it succeeds, when this process itself
-   fetches reliably), then the ``orphans_recovered`` hook per dead process;
-2. file the repeat orphans into dead, then death hooks and lock releases for them;
-3. file the failures stopping processes could not (``unsettled``), then death hooks and
-   lock releases for those filed into dead;
-4. reliable fetch only: reconcile this process's own in-progress list with the Manager.
+1. the ``orphans_recovered`` hook for each dead process whose jobs were put back;
+2. death hooks and lock releases for the repeat orphans filed into dead, and for the
+   handed-over failures filed into dead;
+3. every step of the fetcher's pass that failed, to the outage log under its site;
+4. a strategy that holds jobs: reconcile this process's own held jobs with the Manager.
 
 The outcome tells the poller whether the registry was really read and whether the
 connection was lost anywhere, which decides when the next check runs and when the cron
@@ -18,16 +21,13 @@ ticker may start.
 from __future__ import annotations
 
 import logging
-import math
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
-from cogworker.core.broker import RecoveryReport
+from cogworker.core.broker import Fetcher, RecoveryOptions, RecoveryReport
 from cogworker.core.errors import BrokerUnavailableError
 from cogworker.core.outage import OutageLog
-from cogworker.redis.recovery import bury_repeat_orphans, file_unsettled, recover_orphans
 from cogworker.worker.contracts import ManagerControls
 
 if TYPE_CHECKING:
@@ -36,8 +36,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 RECOVER_SITE: Final = "orphan recovery"
-REPEAT_ORPHANS_SITE: Final = "repeat orphans"
-UNSETTLED_SITE: Final = "unsettled failures"
 RECONCILE_SITE: Final = "reconcile"
 REPEAT_ORPHAN_REASON: Final = "orphaned"
 UNSETTLED_DEAD_REASON: Final = "dead"
@@ -52,39 +50,40 @@ class CheckOutcome:
 
 
 class OrphanCheck:
-    """Runs orphan-check passes for one process; remembers whether its SCAN is done."""
+    """Runs orphan-check passes for one process; remembers whether its scan is done."""
 
-    def __init__(
-        self,
-        app: App,
-        manager: ManagerControls,
-        outages: OutageLog,
-        reliable: Callable[[], bool],
-    ) -> None:
+    def __init__(self, app: App, manager: ManagerControls, outages: OutageLog,
+                 fetcher: Fetcher) -> None:
         self.app = app
         self._manager = manager
         self._outages = outages
-        self._reliable = reliable
+        self._fetcher = fetcher
         self._scan_done = False
+        self._failing: set[str] = set()
 
     def run(self) -> CheckOutcome:
         """One pass; never raises (each step reports its own failure)."""
         report = self._recover()
         lost = report is None or report.connection_lost
         registry_read = report is not None and report.registry_read
-        lost |= not self._step(REPEAT_ORPHANS_SITE, self._bury_repeat_orphans)
-        lost |= not self._step(UNSETTLED_SITE, self._file_unsettled)
-        if self._reliable():
+        if report is not None:
+            lost |= not self._step("orphans recovered hooks",
+                                   lambda: self._notify_recovered(report))
+            lost |= not self._step("repeat orphans",
+                                   lambda: self._dead(report.buried, REPEAT_ORPHAN_REASON))
+            lost |= not self._step("unsettled failures",
+                                   lambda: self._dead(report.filed_dead, UNSETTLED_DEAD_REASON))
+        if self._fetcher.holds_jobs():
             lost |= not self._step(RECONCILE_SITE, self._manager.reconcile)
         return CheckOutcome(registry_read=registry_read, connection_lost=lost)
 
     def reconcile_now(self) -> None:
-        """Reconcile out of turn (reliable fetch only); never raises."""
-        if self._reliable():
+        """Reconcile out of turn (a strategy that holds jobs only); never raises."""
+        if self._fetcher.holds_jobs():
             self._step(RECONCILE_SITE, self._manager.reconcile)
 
     def _step(self, site: str, action: Callable[[], None]) -> bool:
-        """Run ``action``; False only when it failed because Redis was unavailable."""
+        """Run ``action``; False only when it failed because the broker was unavailable."""
         try:
             action()
         except Exception as exc:
@@ -95,39 +94,33 @@ class OrphanCheck:
 
     def _recover(self) -> RecoveryReport | None:
         settings = self.app.settings
-        scan = self._reliable() and not self._scan_done
+        scan = self._fetcher.reliable and not self._scan_done
+        options = RecoveryOptions(settings.orphan_threshold, settings.max_orphanings, scan)
         try:
-            report = recover_orphans(
-                self.app.broker,
-                self.app.identity,
-                threshold=settings.orphan_threshold,
-                max_orphanings=settings.max_orphanings,
-                queued_ttl=math.ceil(settings.unique_lock_ttl),
-                scan=scan,
-                on_recovered=self._orphans_recovered,
-            )
-        except Exception as exc:
+            report = self._fetcher.recover_orphans(self.app.identity, options)
+        except Exception as exc:  # the fetcher promises not to raise; a bug must not stop us
             self._outages.report(RECOVER_SITE, exc)
             return None
-        if not report.connection_lost:  # recover_orphans logs the loss itself
-            self._outages.recovered(RECOVER_SITE)
+        self._report_steps(report)
         if scan and report.registry_read:
             self._scan_done = True
-        if report.buried:
-            self._manager.handle_dead_jobs(list(report.buried), REPEAT_ORPHAN_REASON)
         return report
 
-    def _orphans_recovered(self, identity: str, count: int) -> None:
-        self.app.hooks.orphans_recovered(self.app, identity, count)
+    def _report_steps(self, report: RecoveryReport) -> None:
+        """Each failed step of the pass to the outage log; steps that work again recover."""
+        failing = {failure.site for failure in report.failures}
+        for failure in report.failures:
+            self._outages.report(failure.site, failure.error)
+        if not report.connection_lost and RECOVER_SITE not in failing:  # a loss is logged
+            self._outages.recovered(RECOVER_SITE)
+        for site in self._failing - failing:
+            self._outages.recovered(site)
+        self._failing = failing
 
-    def _bury_repeat_orphans(self) -> None:
-        buried = bury_repeat_orphans(self.app.broker, time.time(),
-                                     max_orphanings=self.app.settings.max_orphanings)
-        if buried:
-            self._manager.handle_dead_jobs(buried, REPEAT_ORPHAN_REASON)
+    def _dead(self, records: list[str], reason: str) -> None:
+        if records:
+            self._manager.handle_dead_jobs(list(records), reason)
 
-    def _file_unsettled(self) -> None:
-        filed = file_unsettled(self.app.broker)
-        dead = [raw for set_name, raw in filed if set_name == "dead"]
-        if dead:
-            self._manager.handle_dead_jobs(dead, UNSETTLED_DEAD_REASON)
+    def _notify_recovered(self, report: RecoveryReport) -> None:
+        for identity, count in sorted(report.recovered.items()):
+            self.app.hooks.orphans_recovered(self.app, identity, count)

@@ -7,14 +7,14 @@ own (a failing step is reported and never skips the other):
    seconds (see :mod:`cogworker.worker.orphan_check`). The next due time is set *before*
    the check runs, so a check that keeps failing runs once per interval, not once per
    poll; but when the connection was lost during a check the next one runs at the next
-   poll, because Redis coming back is exactly when recovery matters. Otherwise, when the
-   Manager asks for it (a fetch failed in a way that may have moved jobs), the poll
-   reconciles this process's own in-progress list out of turn;
+   poll, because the broker coming back is exactly when recovery matters. Otherwise, when
+   the Manager asks for it (a fetch failed in a way that may have handed this process
+   jobs), the poll reconciles this process's own held jobs out of turn;
 2. graduation of due entries of ``schedule`` then ``retry`` (50 per set per poll),
-   skipped while the process is quiet.
+   skipped while the process is quiet (``broker.sets.graduate``).
 
 Polls are ``poll_interval`` apart, times a random factor in [0.8, 1.2], so processes started
-together do not hit Redis in lockstep.
+together do not hit the broker in lockstep.
 """
 
 from __future__ import annotations
@@ -24,8 +24,9 @@ import random
 import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Final, Literal
+from typing import TYPE_CHECKING, Final
 
+from cogworker.core.broker import Fetcher, GraduatedSetName
 from cogworker.core.outage import OutageLog
 from cogworker.worker.contracts import ManagerControls
 from cogworker.worker.orphan_check import OrphanCheck
@@ -38,7 +39,7 @@ logger = logging.getLogger(__name__)
 
 GRADUATION_BATCH: Final = 50
 JITTER: Final = (0.8, 1.2)
-GRADUATED_SETS: Final[tuple[Literal["schedule", "retry"], ...]] = ("schedule", "retry")
+GRADUATED_SETS: Final[tuple[GraduatedSetName, ...]] = ("schedule", "retry")
 THREAD_JOIN_TIMEOUT: Final = 1.0
 
 
@@ -50,7 +51,7 @@ class Poller:
         app: App,
         manager: ManagerControls,
         outages: OutageLog,
-        reliable: Callable[[], bool],
+        fetcher: Fetcher,
         *,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -58,7 +59,7 @@ class Poller:
         self._manager = manager
         self._outages = outages
         self._clock = clock
-        self._orphan_check = OrphanCheck(app, manager, outages, reliable)
+        self._orphan_check = OrphanCheck(app, manager, outages, fetcher)
         self._next_orphan_check: float | None = None  # None: due at the next poll
         self.orphan_checks_run = 0
         self._stopping = threading.Event()
@@ -129,7 +130,7 @@ class Poller:
         for set_name in GRADUATED_SETS:
             site = f"graduate {set_name}"
             try:
-                report = broker.graduate(set_name, time.time(), GRADUATION_BATCH)
+                report = broker.sets.graduate(set_name, time.time(), GRADUATION_BATCH)
             except Exception as exc:
                 self._outages.report(site, exc)
                 continue

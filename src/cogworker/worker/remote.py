@@ -1,14 +1,15 @@
-"""Remote control: ``quiet``, ``resume`` and ``stop`` sent over pub/sub to one process.
+"""Remote control: ``quiet``, ``resume`` and ``stop`` sent to one process.
 
-A daemon thread subscribes to the process's signal channel on a dedicated connection and
-reads it in short slices, checking its stop event between them, so stopping never needs an
-UNSUBSCRIBE from another thread (which deadlocks some client libraries). The subscription
-is opened and closed on the subscriber thread itself.
+A daemon thread subscribes to the process's messages (``broker.processes.
+subscribe_signals``, on a connection of its own) and reads them in short slices, checking
+its stop event between them, so stopping never needs an UNSUBSCRIBE from another thread
+(which deadlocks some client libraries). The subscription is opened and closed on the
+subscriber thread itself.
 
 ``stop`` does not stop anything from this thread: it asks the launcher (``on_stop``), whose
-main thread drains and exits like on SIGTERM. Pub/sub does not queue: a message published
-while the subscription is down (Redis away, or before :attr:`RemoteControl.listening` is
-set) is lost; ``cogworker ctl`` reports how many processes received it.
+main thread drains and exits like on SIGTERM. Nothing is queued: a message sent while the
+subscription is down (the broker away, or before :attr:`RemoteControl.listening` is set)
+is lost; ``cogworker ctl`` reports how many processes received it.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import threading
 from collections.abc import Callable
 from typing import Final
 
-from cogworker.core.broker import Broker
+from cogworker.core.broker import ProcessRegistry
 from cogworker.core.outage import OutageLog
 from cogworker.worker.contracts import ManagerControls
 from cogworker.worker.threads import stop_thread
@@ -35,7 +36,7 @@ class RemoteControl:
 
     def __init__(
         self,
-        broker: Broker,
+        processes: ProcessRegistry,
         identity: str,
         manager: ManagerControls,
         on_stop: Callable[[], None],
@@ -43,9 +44,9 @@ class RemoteControl:
         on_state_change: Callable[[], None] = lambda: None,
     ) -> None:
         """``on_state_change`` runs after a quiet or resume is applied (the heartbeat
-        writes the new state to Redis at once)."""
+        writes the new state at once)."""
         self._on_state_change = on_state_change
-        self._broker = broker
+        self._processes = processes
         self._identity = identity
         self._manager = manager
         self._on_stop = on_stop
@@ -68,7 +69,7 @@ class RemoteControl:
         """Ask the thread to end and wait up to ``join_timeout`` seconds; never blocks longer.
 
         The thread closes its own subscription on the way out. A thread still waiting for
-        Redis to confirm a subscription is left behind (it is a daemon) and ends by itself.
+        the broker to confirm a subscription is left behind (it is a daemon) and ends by itself.
         """
         stop_thread(self._stopping, self._thread, join_timeout)
 
@@ -84,7 +85,7 @@ class RemoteControl:
                 self._stopping.wait(RESUBSCRIBE_DELAY)
 
     def _listen(self) -> None:
-        with self._broker.subscribe_signals(self._identity) as subscription:
+        with self._processes.subscribe_signals(self._identity) as subscription:
             self.listening.set()
             self._outages.recovered(SITE)
             try:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from cogworker.core.broker import Fetcher, UnitOfWork
+from cogworker.core.broker import Fetcher, SortedSetName, UnitOfWork
 from cogworker.core.errors import JobFailedError, PayloadError
 from cogworker.core.payload import UNPARSEABLE_CLASS, Payload, decode, encode
 from cogworker.worker.death import extend_job_locks, notify_death, release_job_locks
@@ -34,7 +34,7 @@ class Pending:
     """A settlement to finish later: an ack, or a record to file into retry/dead."""
 
     work: UnitOfWork
-    set_name: str | None = None  # None = just acknowledge
+    set_name: SortedSetName | None = None  # None = just acknowledge
     score: float = 0.0
     record: str = ""
 
@@ -120,8 +120,8 @@ class Settler:
         """File a pending record through the fetcher; run its consequences once written."""
         assert pending.set_name is not None
         try:
-            written = self.fetcher.interrupt(pending.work, pending.set_name,  # type: ignore[arg-type]
-                                             pending.score, pending.record)
+            written = self.fetcher.interrupt(pending.work, pending.set_name, pending.score,
+                                             pending.record)
         except Exception as write_exc:
             logger.error("filing jid=%s into %s failed: %s", _jid(pending.work),
                          pending.set_name, write_exc)

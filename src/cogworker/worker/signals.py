@@ -41,11 +41,8 @@ Handler = Callable[[int, FrameType | None], Any] | int | None
 
 def _signal_tokens() -> dict[signal.Signals, str]:
     wanted = {"SIGTERM": STOP, "SIGINT": STOP, "SIGTSTP": QUIET, "SIGTTIN": DUMP}
-    return {
-        getattr(signal, name): token
-        for name, token in wanted.items()
-        if hasattr(signal, name)
-    }
+    available = signal.Signals.__members__
+    return {available[name]: token for name, token in wanted.items() if name in available}
 
 
 SIGNAL_TOKENS: Final[dict[signal.Signals, str]] = _signal_tokens()

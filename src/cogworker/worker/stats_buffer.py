@@ -9,16 +9,16 @@ from __future__ import annotations
 import threading
 import time
 
-from cogworker.core.broker import Broker
+from cogworker.core.broker import StatsStore
 from cogworker.core.outage import OutageLog
 
 FLUSH_INTERVAL = 1.0
 
 
 class StatsBuffer:
-    def __init__(self, broker: Broker, outages: OutageLog,
+    def __init__(self, stats: StatsStore, outages: OutageLog,
                  interval: float = FLUSH_INTERVAL) -> None:
-        self._broker = broker
+        self._stats = stats
         self._outages = outages
         self._interval = interval
         self._processed = 0
@@ -43,7 +43,7 @@ class StatsBuffer:
             self._processed = self._failed = 0
             self._last_flush = time.monotonic()
         try:
-            self._broker.record_outcomes(processed, failed, time.time())
+            self._stats.record_outcomes(processed, failed, time.time())
         except Exception as exc:
             self._outages.report("stats", exc)
             with self._lock:

@@ -11,11 +11,11 @@ the in-progress registry): after a fleet-wide outage, recovery must requeue an i
 ``until_executed`` run and re-take its lock before any ticker may claim the next slot.
 
 Catch-up (``periodic_catch_up``): on (default), the most recent due slot fires at once when
-a process starts and no process fired it yet, also on the very first start against a Redis
+a process starts and no process fired it yet, also on the very first start against a broker
 that never saw the entry. Off: on this ticker's first look at an entry, ``last_slot`` is
-primed with ``SET NX``; when that created the key the slot is not fired (it becomes the
-baseline); otherwise one catch-up run happens as with catch-up on. Missed slots in between
-are never replayed, only the most recent one.
+primed (``broker.periodic.prime_last_slot``); when that created it the slot is not fired
+(it becomes the baseline); otherwise one catch-up run happens as with catch-up on. Missed
+slots in between are never replayed, only the most recent one.
 """
 
 from __future__ import annotations
@@ -34,7 +34,6 @@ from cogworker.core.periodic_types import ClaimOutcome, PeriodicEntry
 from cogworker.periodic.cron import previous_fire
 from cogworker.periodic.firing import PendingRollbacks, backoff_delay, enqueue_slot, slot_time
 from cogworker.periodic.registration import all_entries, replaces_schedule
-from cogworker.periodic.store import is_disabled, prime_last_slot, publish_schedule
 from cogworker.worker.contracts import ManagerControls
 from cogworker.worker.threads import stop_thread
 
@@ -122,7 +121,7 @@ class Ticker:
             return
         self._warn_unknown_jobs(entries)
         try:
-            publish_schedule(self.app, entries, replace=replaces_schedule(self.app))
+            self.app.broker.periodic.publish(entries, replace=replaces_schedule(self.app))
         except Exception as exc:
             self._outages.report("publish cron schedule", exc)
         self._thread = threading.Thread(target=self._run, name="cogworker-ticker", daemon=True)
@@ -183,11 +182,11 @@ class Ticker:
         slot = previous_fire(entry, now)
         if slot == state.handled_slot:
             return
-        if is_disabled(self.app, entry.pjid):
+        if self.app.broker.periodic.is_disabled(entry.pjid):
             state.handled_slot = slot
             return
         if not self.app.settings.periodic_catch_up and not state.primed:
-            created = prime_last_slot(self.app, entry.pjid, slot)
+            created = self.app.broker.periodic.prime_last_slot(entry.pjid, slot)
             state.primed = True
             if created:
                 logger.info("cron %s (%s): first start with catch-up off; slot %s is the "

@@ -2,10 +2,12 @@
 -- (its most recently fetched job) is still ARGV[4], handle that job and pop it.
 --
 -- Dead = presence key gone AND last beat (Redis clock) older than the threshold; a stamp
--- that is not a number counts as no stamp.
+-- that is not a number counts as no stamp. With ARGV[13] = "1" the caller vouches for the
+-- death (a supervisor saw the process exit) and liveness is not checked.
 -- Handling: bump-check the job's orphan counter (garbage in it is reset). Orphaned more than
 -- max_orphanings times -> park it on repeat_orphans (if that list is unusable, file the
--- prepared dead record instead). Otherwise re-take its cron running lock (when it has one),
+-- prepared dead record instead). Otherwise re-take the lock the caller names for it (when
+-- given: missing -> set to its owner; the owner's -> TTL refreshed; anyone else's -> left alone),
 -- RPUSH it onto its queue (the end the next fetch pops; walking the list head first makes
 -- the earliest fetched job run first), announce it on the wake-up channel, SADD the queue
 -- to the queue registry when no live process stamped it lately, THEN pop it and count the
@@ -21,7 +23,7 @@
 -- KEYS[8]   the queue registry set
 -- KEYS[9]   the live_queues sorted set
 -- KEYS[10]  the stats:failed counter
--- KEYS[11]  (optional) the periodic running lock to re-take for this jid
+-- KEYS[11]  (optional) the lock to re-take with the job
 -- ARGV[1]   the identity of the list's owner
 -- ARGV[2]   the dead-for threshold in seconds
 -- ARGV[3]   the caller's clock (epoch seconds), used only when TIME is refused
@@ -29,11 +31,12 @@
 -- ARGV[5]   max_orphanings
 -- ARGV[6]   the orphan counter's TTL in seconds
 -- ARGV[7]   the target queue's name
--- ARGV[8]   the job's jid (owner value of the running lock)
--- ARGV[9]   the running lock's TTL in whole seconds (queued TTL)
+-- ARGV[8]   the lock's owner ("" without a lock)
+-- ARGV[9]   the lock's TTL in whole seconds
 -- ARGV[10]  seconds within which a live_queues stamp means "some live process reads it"
 -- ARGV[11]  the wake-up pub/sub channel
 -- ARGV[12]  the dead record to file when repeat_orphans is unusable
+-- ARGV[13]  "1" when the death is vouched for (no liveness check), else "0"
 --
 -- Returns {status, unlisted, next_head}: status is "alive", "changed" (the head is not
 -- ARGV[4]), "requeued", "parked", "buried" (dead record filed) or "failed"; unlisted is 1
@@ -61,13 +64,15 @@ local function failed_call(reply)
 end
 
 local now = server_now()
-if redis.call('EXISTS', KEYS[2]) == 1 then
-  return {'alive', 0, false}
-end
-local stamp = redis.pcall('HGET', KEYS[3], ARGV[1])
-local last = (not failed_call(stamp)) and tonumber(stamp) or nil
-if last and now - last <= tonumber(ARGV[2]) then
-  return {'alive', 0, false}
+if ARGV[13] ~= '1' then
+  if redis.call('EXISTS', KEYS[2]) == 1 then
+    return {'alive', 0, false}
+  end
+  local stamp = redis.pcall('HGET', KEYS[3], ARGV[1])
+  local last = (not failed_call(stamp)) and tonumber(stamp) or nil
+  if last and now - last <= tonumber(ARGV[2]) then
+    return {'alive', 0, false}
+  end
 end
 
 local head = redis.call('LINDEX', list, 0)
