@@ -10,6 +10,8 @@ import io
 import json
 import logging
 import os
+import subprocess
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -225,15 +227,15 @@ def test_buffered_lines_are_written_without_being_flushed(
                lambda: f"the flusher never wrote the lines: {stream.getvalue()!r}")
 
 
-def test_a_warning_is_written_at_once_after_the_lines_before_it(
+def test_any_record_is_written_at_once_after_the_job_lines_before_it(
     job_logger: logging.Logger, install: Install,
 ) -> None:
     _, stream = install()
     both_lines(JobLog(job_logger))
-    job_logger.warning("something to know now")
-    lines = stream.getvalue().splitlines()  # no flush(): the warning wrote the batch
-    assert [line.split(" INFO: ")[-1].split(" WARNING: ")[-1].split(":")[0]
-            for line in lines] == ["start", "done", "something to know now"]
+    job_logger.info("Received quiet signal")
+    lines = stream.getvalue().splitlines()  # no flush(): the record wrote the batch
+    assert [line.split(" INFO: ")[1].split(":")[0] for line in lines] == [
+        "start", "done", "Received quiet signal"]
 
 
 def test_a_full_batch_is_written_by_the_thread_that_fills_it(
@@ -329,3 +331,43 @@ def test_the_cli_handler_alone_gets_no_log_record(job_logger: logging.Logger,
     finally:
         logging.setLogRecordFactory(factory)
     assert (fast, len(made)) == (0, 2)
+
+
+FORK_SCRIPT = '''
+import logging, os, sys, time
+from cogworker.worker.job_log import JobLog
+from cogworker.worker.log_buffer import BufferedLineHandler
+
+path = sys.argv[1]
+handler = BufferedLineHandler(open(path, "a", encoding="utf-8"), owns_stream=True)
+root = logging.getLogger()
+root.addHandler(handler)
+root.setLevel(logging.INFO)
+log = JobLog(logging.getLogger("cogworker.job"))
+log.start("Work", "parent-before-fork", "default", {})
+child = os.fork()
+if child == 0:
+    log.start("Work", "child", "default", {})
+    deadline = time.monotonic() + 20
+    while "jid=child " not in open(path, encoding="utf-8").read():
+        if time.monotonic() > deadline:
+            os._exit(3)
+        time.sleep(0.02)
+    os._exit(0)  # no exit handler: only the child's own flusher can have written its line
+_, status = os.waitpid(child, 0)
+sys.exit(os.waitstatus_to_exitcode(status))
+'''
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="POSIX only")
+def test_a_forked_child_writes_its_own_lines_and_not_its_parents(tmp_path: Path) -> None:
+    log_path = tmp_path / "fork.log"
+    done = subprocess.run([sys.executable, "-c", FORK_SCRIPT, str(log_path)],
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    lines = log_path.read_text(encoding="utf-8").splitlines()
+    assert sorted(line.split("jid=")[1].split()[0] for line in lines) == [
+        "child", "parent-before-fork"]
+    pids = {line.split("jid=")[1].split()[0]: line.split(" pid=")[1].split()[0]
+            for line in lines}
+    assert pids["child"] != pids["parent-before-fork"]  # the child's own pid in its line

@@ -1,19 +1,19 @@
-"""The CLI's log handler: lines gathered in memory and written by a background thread.
+"""The CLI's log handler: job lines gathered in memory and written by a background thread.
 
-A worker at thousands of jobs a second writes two lines per job; one ``write`` and one
-flush per line is most of what logging costs it. Here a line is appended to a list, and a
-daemon thread writes the whole list in one go at most :data:`FLUSH_INTERVAL` after the
-first line of a batch arrived, so the bound on what a sudden death (SIGKILL, the OOM killer)
-can lose is the lines of the last :data:`FLUSH_INTERVAL`. Everything else writes at once:
+A worker at thousands of jobs a second writes two lines per job (``start``, ``done``); one
+``write`` and one flush per line is much of what logging costs it. Here those lines
+(:meth:`BufferedLineHandler.job_line`, fed by :mod:`cogworker.worker.job_log`) are appended
+to a list, and a daemon thread writes the whole list in one go at most
+:data:`FLUSH_INTERVAL` after the first line of a batch arrived. So the bound on what a
+sudden death (SIGKILL, the OOM killer) can lose is the job lines of the last
+:data:`FLUSH_INTERVAL`. Everything else writes at once:
 
-- a record at WARNING or above (with every line before it): it may be the last one;
+- any ``LogRecord`` (every other line, and the job lines when a handler of the user's is
+  there too), with every line before it: rare lines, and the one before a crash matters;
 - :meth:`BufferedLineHandler.flush` and :meth:`~BufferedLineHandler.close`, which
   ``logging.shutdown`` calls at interpreter exit (a graceful stop, ``sys.exit``, an
   exception reaching the top): nothing buffered is lost on any exit Python runs;
 - a batch that reached :data:`MAX_BUFFERED` lines (a stream slower than the jobs).
-
-Job lines skip ``LogRecord`` entirely (:mod:`cogworker.worker.job_log`) when this handler is
-the only one they would reach; :meth:`BufferedLineHandler.job_line` takes them.
 """
 
 from __future__ import annotations
@@ -31,14 +31,14 @@ from typing import Any, TextIO
 from cogworker.worker.log_format import LineFormatter, TextFormatter
 
 FLUSH_INTERVAL = 0.1
-"""Seconds a buffered line waits at most (plus scheduling) before it is written."""
+"""Seconds a job line waits at most (plus scheduling) before it is written."""
 
 MAX_BUFFERED = 5000
 """Lines after which the thread that adds one writes the batch itself."""
 
 
 class BufferedLineHandler(logging.Handler):
-    """Writes formatted lines to ``stream`` in batches, from a daemon thread."""
+    """Writes records to ``stream`` at once, job lines in batches from a daemon thread."""
 
     def __init__(self, stream: TextIO, formatter: LineFormatter | None = None,
                  owns_stream: bool = False) -> None:
@@ -53,18 +53,19 @@ class BufferedLineHandler(logging.Handler):
         self._write_lock = threading.Lock()  # keeps batches in order on the stream
         self._due = threading.Event()  # a batch has started
         self._closed = False
-        self._start_flusher()
+        self._flusher: threading.Thread | None = None  # started by the first batch
         _LIVE_HANDLERS.add(self)
 
     # adding lines --------------------------------------------------------------------------
     def emit(self, record: logging.LogRecord) -> None:
         try:
-            self._add(self.format(record) + "\n")
+            line = self.format(record) + "\n"
         except Exception:  # logging's contract: a handler never raises into the caller
             self.handleError(record)
             return
-        if record.levelno >= logging.WARNING:
-            self.flush()
+        with self._pending_lock:
+            self._pending.append(line)
+        self.flush()
 
     def job_line(self, created: float, level: str, name: str, message: str,
                  fields: Mapping[str, Any]) -> None:
@@ -79,6 +80,8 @@ class BufferedLineHandler(logging.Handler):
         if size >= MAX_BUFFERED or self._closed:  # closed: the flusher has ended
             self.flush()
         elif size == 1:
+            if self._flusher is None:
+                self._start_flusher()
             self._due.set()
 
     # writing -------------------------------------------------------------------------------
@@ -114,19 +117,19 @@ class BufferedLineHandler(logging.Handler):
             self.flush()
 
     def _start_flusher(self) -> None:
-        threading.Thread(target=self._flush_batches, name="cogworker-log-flush",
-                         daemon=True).start()
+        self._flusher = threading.Thread(target=self._flush_batches, daemon=True,
+                                         name="cogworker-log-flush")
+        self._flusher.start()
 
     def _after_fork(self) -> None:
-        """A forked child has this handler but not its thread; the parent's pending lines
-        are the parent's to write."""
+        """A forked child has this handler but not its thread (the child's first batch
+        starts one); the parent's pending lines are the parent's to write."""
         self._pid = os.getpid()
         self._pending = []
         self._pending_lock = threading.Lock()
         self._write_lock = threading.Lock()
         self._due = threading.Event()
-        if not self._closed:
-            self._start_flusher()
+        self._flusher = None
 
 
 _LIVE_HANDLERS: weakref.WeakSet[BufferedLineHandler] = weakref.WeakSet()
