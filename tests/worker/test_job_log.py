@@ -13,13 +13,13 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from cogworker.cli.logging_setup import configure_logging
-from cogworker.worker import job_log as job_log_module
 from cogworker.worker.job_log import JobLog
 from cogworker.worker.log_buffer import MAX_BUFFERED, BufferedLineHandler
 from cogworker.worker.log_format import JsonFormatter, TextFormatter
@@ -86,7 +86,7 @@ def written(handler: BufferedLineHandler, stream: io.StringIO) -> list[str]:
 
 @pytest.fixture
 def frozen_clock(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(job_log_module.time, "time", lambda: FIXED_TIME)
+    monkeypatch.setattr(time, "time", lambda: FIXED_TIME)
 
 
 @pytest.mark.usefixtures("frozen_clock")
@@ -120,7 +120,7 @@ def test_the_fast_path_writes_what_a_record_would(
     job_logger: logging.Logger, install: Install, monkeypatch: pytest.MonkeyPatch,
     formatter: type[TextFormatter | JsonFormatter], job_class: object,
 ) -> None:
-    monkeypatch.setattr(job_log_module.time, "time", lambda: FIXED_TIME)
+    monkeypatch.setattr(time, "time", lambda: FIXED_TIME)
     extra = {**EXTRA, "job_class": job_class}
     handler, stream = install(formatter())
     JobLog(job_logger).done(job_class, JID, "default", 0.05, extra)
