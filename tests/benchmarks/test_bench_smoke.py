@@ -70,6 +70,34 @@ def test_round_trip_prints_each_loop_both_ways(redis_server_binary: str) -> None
     assert all(float(cell) > 0 for row in rows[1:] for cell in row[2:])
 
 
+def test_log_lines_prints_every_way_of_both_formats() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks.log_lines", "--n", "200", "--runs", "1",
+         "--threads", "2"],
+        cwd=ROOT, capture_output=True, text=True, timeout=60, check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = _table_rows(done.stdout)
+    assert rows[0] == ["format", "way", "CPU µs per job (both lines)"]
+    assert [row[:2] for row in rows[1:]] == [
+        ["text", "logging.StreamHandler, a record per line (before)"],
+        ["text", "BufferedLineHandler alone: the fast path (as shipped)"],
+        ["text", "BufferedLineHandler + a user's handler: logger.info"],
+        ["text", "the job logger at WARNING: no line"],
+        ["json", "logging.StreamHandler, a record per line (before)"],
+        ["json", "BufferedLineHandler alone: the fast path (as shipped)"],
+        ["json", "BufferedLineHandler + a user's handler: logger.info"],
+    ]
+    assert all(float(row[2]) >= 0 for row in rows[1:])
+
+
+def test_log_lines_refuses_zero_threads() -> None:
+    done = subprocess.run([sys.executable, "-m", "benchmarks.log_lines", "--threads", "0"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 2
+    assert "--threads must be at least 1" in done.stderr
+
+
 MATRIX_PROCESSING_TABLES = (
     "#### Round-trip job (one INCR), logging as shipped",
     "#### Round-trip job (one INCR), quiet logging (WARNING)",

@@ -1,61 +1,34 @@
-"""Logging for the command line. The library never configures logging; the CLI does."""
+"""Logging for the command line. The library never configures logging; the CLI does.
+
+One :class:`~cogworker.worker.log_buffer.BufferedLineHandler` on the root logger, writing
+text or JSON lines (:mod:`cogworker.worker.log_format`) to stdout or the ``-L`` file.
+"""
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import sys
-import time
-from typing import Any
 
-_EXTRA_FIELDS = ("jid", "queue", "job_class", "identity")
+from cogworker.worker.log_buffer import BufferedLineHandler
+from cogworker.worker.log_format import JsonFormatter, TextFormatter
 
-
-class TextFormatter(logging.Formatter):
-    """``<UTC ISO-8601> pid=<pid> <LEVEL>: <message> [jid=… queue=…]``."""
-
-    def format(self, record: logging.LogRecord) -> str:
-        stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
-        millis = int(record.msecs)
-        text = f"{stamp}.{millis:03d}Z pid={record.process} {record.levelname}: "
-        text += record.getMessage()
-        if record.exc_info:
-            text += "\n" + self.formatException(record.exc_info)
-        return text
-
-
-class JsonFormatter(logging.Formatter):
-    """One JSON object per line, with the job fields when present."""
-
-    def format(self, record: logging.LogRecord) -> str:
-        entry: dict[str, Any] = {
-            "ts": round(record.created, 6),
-            "level": record.levelname,
-            "pid": record.process,
-            "logger": record.name,
-            "message": record.getMessage(),
-        }
-        for field in _EXTRA_FIELDS:
-            value = getattr(record, field, None)
-            if value is not None:
-                entry[field] = value
-        if record.exc_info:
-            entry["exception"] = self.formatException(record.exc_info)
-        return json.dumps(entry, ensure_ascii=False, default=str)
+__all__ = ["JsonFormatter", "TextFormatter", "configure_logging", "flush_output"]
 
 
 def configure_logging(level: str = "INFO", fmt: str = "text", logfile: str | None = None) -> None:
-    """Install one handler on the ``cogworker`` root logger and the root logger."""
-    handler: logging.Handler
+    """Install one handler on the root logger, replacing any there (and closing them)."""
+    formatter = JsonFormatter() if fmt == "json" else TextFormatter()
     if logfile:
-        handler = logging.FileHandler(logfile, mode="a", encoding="utf-8")
+        stream = open(logfile, mode="a", encoding="utf-8")  # noqa: SIM115 -- the handler's
+        handler = BufferedLineHandler(stream, formatter, owns_stream=True)
     else:
-        handler = logging.StreamHandler(sys.stdout)
-    handler.setFormatter(JsonFormatter() if fmt == "json" else TextFormatter())
+        handler = BufferedLineHandler(sys.stdout, formatter)
     root = logging.getLogger()
     for existing in list(root.handlers):
         root.removeHandler(existing)
+        if isinstance(existing, BufferedLineHandler):
+            existing.close()
     root.addHandler(handler)
     root.setLevel(level)
     if os.environ.get("COGWORKER_TRACE_PLUGINS") == "1":

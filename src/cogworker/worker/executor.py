@@ -45,12 +45,14 @@ from cogworker.worker.failures import (
     decide,
     failed_payload,
 )
+from cogworker.worker.job_log import JobLog
 from cogworker.worker.stats_buffer import StatsBuffer
 
 if TYPE_CHECKING:
     from cogworker.app import App
 
 logger = logging.getLogger("cogworker.job")
+job_log = JobLog(logger)
 
 WHILE_EXECUTING_DELAY = 5.0
 
@@ -97,7 +99,7 @@ class JobRunner:
         extra = {"jid": jid, "queue": work.queue, "job_class": job_class}
         if self._must_wait(job):
             return self._postpone(work, job)
-        logger.info("start: %s jid=%s queue=%s", job_class, jid, work.queue, extra=extra)
+        job_log.start(job_class, jid, work.queue, extra)
         started = time.monotonic()
         error = self._perform(work, job, on_perform)
         elapsed_ms = (time.monotonic() - started) * 1000
@@ -118,8 +120,7 @@ class JobRunner:
         """Count, log, release locks; a failure here never makes the job run again."""
         try:
             self.stats.add(processed=1)
-            logger.info("done: %s jid=%s queue=%s in %.1f ms", job.get("class"),
-                        job.get("jid"), work.queue, elapsed_ms, extra=extra)
+            job_log.done(job.get("class"), job.get("jid"), work.queue, elapsed_ms, extra)
             release_job_locks(self.app, job, "success")
         except BaseException:
             logger.exception("bookkeeping after jid=%s succeeded failed; acknowledging it all "
