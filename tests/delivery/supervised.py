@@ -9,6 +9,7 @@ import signal
 
 from helpers.workers import WorkerProcess, wait_until
 
+_WORKER_STARTED = re.compile(r"cogworker \S+ started identity=")
 _STARTED_CHILD = re.compile(r"supervisor: started child pid=(\d+) slot=(\d+) identity=(\S+)")
 
 
@@ -21,7 +22,7 @@ def started_children(supervisor: WorkerProcess) -> list[tuple[int, int, str]]:
 def wait_children_started(supervisor: WorkerProcess, count: int,
                           timeout: float = 60.0) -> None:
     """Until ``count`` children have logged their start-up lines."""
-    wait_until(lambda: supervisor.output().count(" started identity=") >= count, timeout,
+    wait_until(lambda: len(_WORKER_STARTED.findall(supervisor.output())) >= count, timeout,
                lambda: f"{count} children never started:\n{supervisor.output()[-4000:]}")
 
 

@@ -8,6 +8,7 @@ put the jobs back as fast as these tests see it.
 
 from __future__ import annotations
 
+import itertools
 import json
 import signal
 import subprocess
@@ -19,7 +20,7 @@ import pytest
 import redis
 
 from cogworker.redis.keys import KeySchema
-from delivery.conftest import MakeClient, MakeFleet
+from delivery.conftest import APP_HEADER, MakeClient, MakeFleet, StartAppWorker
 from delivery.supervised import (
     alive,
     kill_all_children,
@@ -33,6 +34,8 @@ from delivery.support import (
     assert_each_ran_once,
     enqueue_work,
     executions,
+    finished_jids,
+    identity_of,
     unexplained_repeats,
     wait_all_finished,
 )
@@ -163,10 +166,120 @@ def test_usr2_replaces_the_children_one_at_a_time_while_jobs_keep_flowing(
         return next(i for i, line in enumerate(lines) if all(part in line for part in parts))
 
     # one at a time: a child is asked to go only once the one before it has exited
-    for before, after in zip(first, first[1:], strict=False):
+    for before, after in itertools.pairwise(first):
         exited = where(f"supervisor: child pid={before} ", "(phased restart)")
         assert where(f"replacing child pid={after} ") > exited, "\n".join(lines)
     runs = executions(ledger)
     assert_each_ran_once(runs, jids)  # a graceful restart runs no job twice
     assert {run.pid for attempts in runs.values() for run in attempts} & set(first)
+    assert_drained(redis_client, keys)
+
+
+GROWING_APP = """
+HOG = []
+
+
+@app.job(name="Work")
+class Work(cogworker.Job):
+    def perform(self, tag, seconds):
+        record(self.jid, "Work", "start", tag)
+        time.sleep(seconds)
+        record(self.jid, "Work", "finish", tag)
+
+
+@app.job(name="Grow")
+class Grow(cogworker.Job):
+    # Keeps 200 MB resident in its process (bytes filled in, not a lazily mapped zero page).
+    def perform(self):
+        record(self.jid, "Grow", "start")
+        HOG.append(b"x" * (200 * 1024 * 1024))
+        time.sleep(0.5)
+        record(self.jid, "Grow", "finish")
+"""
+
+
+def test_a_child_over_max_memory_is_replaced_without_losing_a_job(
+    redis_url: str, redis_client: redis.Redis, keys: KeySchema, ledger: Ledger,
+    app_worker: StartAppWorker, make_client: MakeClient, supervisors: list[WorkerProcess],
+) -> None:
+    supervisor = app_worker(APP_HEADER + GROWING_APP, redis_url, "-P", "2", "-c", "2",
+                            "--max-memory", "150", **SLOW_ORPHAN_CHECK)
+    supervisors.append(supervisor)
+    wait_children_started(supervisor, 2)
+    client = make_client(redis_url)
+    grow = client.push({"class": "Grow", "args": []})
+    assert grow is not None
+    jids = enqueue_work(client, [0.2] * 40)
+    wait_until(lambda: "over --max-memory 150 MB" in supervisor.output(), 60,
+               lambda: f"no child was recycled:\n{supervisor.output()[-4000:]}")
+    wanted = {*jids, grow}
+    wait_until(lambda: wanted <= finished_jids(ledger), 120,
+               lambda: f"jobs never finished:\n{supervisor.output()[-4000:]}")
+    _stop(supervisor)
+
+    runs = executions(ledger)
+    assert_each_ran_once(runs, [*jids, grow])  # the recycled child finished its jobs first
+    grew_in = runs[grow][0].pid
+    assert f"child pid={grew_in} " in supervisor.output().split("over --max-memory")[0]
+    assert len(started_children(supervisor)) >= 3
+    assert_drained(redis_client, keys)
+
+
+def test_max_jobs_replaces_a_child_after_its_budget_and_tstp_is_relayed(
+    redis_url: str, redis_client: redis.Redis, keys: KeySchema, ledger: Ledger,
+    fleet_factory: MakeFleet, make_client: MakeClient, supervisors: list[WorkerProcess],
+) -> None:
+    fleet = fleet_factory(redis_url, **SLOW_ORPHAN_CHECK)
+    supervisor = _supervise(fleet, supervisors, 1, "--max-jobs", "5")
+    jids = enqueue_work(make_client(redis_url), [0.05] * 12)
+    wait_all_finished(ledger, jids, 90, fleet)
+    wait_children_started(supervisor, 3)
+    supervisor.signal(signal.SIGTSTP)
+    wait_until(lambda: "Received quiet signal" in supervisor.output(), 30,
+               lambda: f"TSTP never reached the child:\n{supervisor.output()[-3000:]}")
+    _stop(supervisor)
+
+    runs = executions(ledger)
+    assert_each_ran_once(runs, jids)
+    assert supervisor.output().count("recycling: 5 jobs done (--max-jobs 5)") >= 2
+    assert "stopped by itself" in supervisor.output()
+    assert "exited unexpectedly" not in supervisor.output()
+    assert "supervisor: quiet signal received, relaying TSTP to 1 child(ren)" in \
+        supervisor.output()
+    assert_drained(redis_client, keys)
+
+
+def test_a_replacement_on_the_same_host_recovers_a_killed_workers_jobs_at_start(
+    redis_url: str, redis_client: redis.Redis, keys: KeySchema, ledger: Ledger,
+    fleet_factory: MakeFleet, make_client: MakeClient,
+) -> None:
+    fleet = fleet_factory(redis_url, concurrency=3, **SLOW_ORPHAN_CHECK)
+    doomed = fleet.start()
+    doomed_identity = identity_of(doomed)
+    jids = enqueue_work(make_client(redis_url), [0.5] * 12)
+    wait_until(lambda: redis_client.llen(keys.inprogress(doomed_identity)) >= 2, 30,
+               lambda: f"the worker never got busy:\n{doomed.output()}")
+    kill = fleet.kill(doomed)
+    in_flight = {run.jid for attempts in executions(ledger).values() for run in attempts
+                 if run.pid == doomed.pid and run.finished is None}
+    replacement = fleet.start(wait=False)
+    started_at = time.time()
+    wait_until(lambda: redis_client.llen(keys.inprogress(doomed_identity)) == 0, 60,
+               lambda: f"the replacement never recovered them:\n{replacement.output()}")
+    back_at = time.time()
+    wait_all_finished(ledger, jids, 60, fleet)
+    fleet.stop_all()
+
+    print(f"\nSIGKILLed worker, replacement started on the same host: {len(in_flight)} jobs "
+          f"in flight back on their queue {back_at - kill.at:.2f} s after the kill, "
+          f"{back_at - started_at:.2f} s after the replacement was launched (its start-up "
+          f"time; orphan threshold {SLOW_ORPHAN_CHECK['orphan_threshold']:.0f} s)")
+    runs = executions(ledger)
+    assert in_flight
+    assert (f"start-up recovery: process {doomed_identity} on this host is dead"
+            in replacement.output())
+    assert all(len(runs[jid]) == 2 and runs[jid][1].pid == replacement.pid
+               for jid in in_flight)
+    assert not unexplained_repeats(runs, fleet.kills)
+    assert all(len(runs[jid]) == 1 for jid in set(jids) - in_flight)
     assert_drained(redis_client, keys)
