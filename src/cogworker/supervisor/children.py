@@ -15,9 +15,10 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from cogworker.supervisor import lineage
 
@@ -36,6 +37,8 @@ class Child:
     """Why it was asked to stop, for the log line of its exit."""
     kill_at: float | None = None
     """When (monotonic) it gets a SIGKILL if still alive."""
+    stuck: list[Mapping[str, Any]] = field(default_factory=list)
+    """Jobs it ran past their hard time limit: filed as failed once it is dead."""
 
     @property
     def pid(self) -> int:

@@ -15,13 +15,14 @@ import os
 import queue
 import signal
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from cogworker.supervisor import relay
 from cogworker.supervisor.backoff import CrashStreak
 from cogworker.supervisor.children import Child, resident_memory_mb, spawn
+from cogworker.supervisor.hard_limits import HardLimits
 from cogworker.supervisor.phased import PhasedRestart
 from cogworker.supervisor.recovery import ChildRecovery
 
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger("cogworker.supervisor")
 
 TICK: Final = 0.2
-MEMORY_CHECK_INTERVAL: Final = 1.0
+CHECK_INTERVAL: Final = 1.0  # between memory and hard time limit checks
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +66,8 @@ class Supervisor:
         self.stopping = False
         self._slots = _Slots()
         self._phased = PhasedRestart()
-        self._memory_checked = 0.0
+        self.hard_limits = HardLimits(app)
+        self._checked = 0.0
 
     def run(self) -> int:
         """Start the children and supervise them until a stop; returns the exit status."""
@@ -95,9 +97,9 @@ class Supervisor:
         if not self.stopping:
             self._respawn_due(now)
             self._phased.advance(self)
-            if self.options.max_memory_mb is not None and now >= self._memory_checked + 1:
-                self._memory_checked = now
-                self._recycle_heavy(self.options.max_memory_mb)
+            if now >= self._checked + CHECK_INTERVAL:
+                self._checked = now
+                self._check_children(time.time())
         self._kill_stragglers(now)
 
     # signals ----------------------------------------------------------------------------
@@ -148,6 +150,9 @@ class Supervisor:
             if status is None:
                 continue
             del self.children[pid]
+            if child.stuck:  # filed as failed first: they are not orphans to run again
+                self.hard_limits.file_timed_out(child.identity, child.stuck)
+            self.hard_limits.forget(child.identity)
             self.recovery.recover(child.identity)  # the OS vouches: no threshold to wait
             self._after_exit(child, status)
 
@@ -188,14 +193,32 @@ class Supervisor:
         child.ask_to_stop(reason, self.options.grace)
         return replacement
 
-    def _recycle_heavy(self, limit_mb: float) -> None:
+    def _check_children(self, now: float) -> None:
+        limit_mb = self.options.max_memory_mb
         for child in list(self.children.values()):
-            rss = resident_memory_mb(child.pid)
-            if not child.stopping and rss is not None and rss > limit_mb:
+            if child.stopping:
+                continue
+            stuck = self.hard_limits.overdue(child, now)
+            if stuck:
+                self._replace_stuck(child, stuck)
+                continue
+            rss = resident_memory_mb(child.pid) if limit_mb is not None else None
+            if limit_mb is not None and rss is not None and rss > limit_mb:
                 logger.warning("supervisor: child pid=%d slot=%d uses %.0f MB (over "
                                "--max-memory %g MB); replacing it after its running jobs",
                                child.pid, child.slot, rss, limit_mb)
                 self.replace(child, f"recycled at {rss:.0f} MB")
+
+    def _replace_stuck(self, child: Child, stuck: list[Mapping[str, Any]]) -> None:
+        """A job past its hard limit: kill the child now (it cannot be trusted to stop), and
+        file the job as failed once it is reaped."""
+        jids = ", ".join(str(job.get("jid")) for job in stuck)
+        logger.warning("supervisor: child pid=%d slot=%d runs %s past the hard time limit "
+                       "(time limit + %g s grace); killing and replacing it", child.pid,
+                       child.slot, jids, self.app.settings.time_limit_grace)
+        self._start(child.slot)
+        child.stopping, child.reason, child.stuck = True, "hard time limit", list(stuck)
+        child.send(signal.SIGKILL)
 
     def _kill_stragglers(self, now: float) -> None:
         for child in self.children.values():
