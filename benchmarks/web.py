@@ -27,12 +27,12 @@ from typing import Any
 import httpx
 import redis
 import uvicorn
-from cogworker.periodic.store import publish_schedule
 
 from cogworker.app import App
 from cogworker.core.backtrace import compress_backtrace
 from cogworker.core.payload import dumps, new_jid
 from cogworker.core.periodic_types import PeriodicEntry
+from cogworker.redis.broker import RedisBroker
 from cogworker.redis.server import RedisServer
 from cogworker.redis.server_process import free_port
 from cogworker.web import create_app
@@ -68,6 +68,14 @@ class ServerTimer:
         await self.app(scope, receive, timed_send)
 
 
+def redis_of(app: App) -> RedisBroker:
+    """The app's broker, built from a Redis URL here: the benchmark seeds Redis directly."""
+    broker = app.broker
+    if not isinstance(broker, RedisBroker):
+        raise SystemExit(f"the web benchmark needs the Redis broker, not {broker.name}")
+    return broker
+
+
 def _job(index: int, queue: str, now: float, **extra: Any) -> dict[str, Any]:
     return {"class": CLASSES[index % len(CLASSES)], "args": [index, {"account": index * 7}],
             "queue": queue, "jid": new_jid(), "retry": True, "created_at": now - index,
@@ -76,7 +84,7 @@ def _job(index: int, queue: str, now: float, **extra: Any) -> dict[str, Any]:
 
 def fill(client: redis.Redis, app: App, jobs: int) -> dict[str, str]:
     """Write ``jobs`` jobs: 40% queued, 20% each retrying, dead and scheduled."""
-    keys = app.keys
+    keys = redis_of(app).keys
     now = time.time()
     marks: dict[str, str] = {}
     share = {"queued": jobs * 4 // 10, "retry": jobs // 5, "dead": jobs // 5}
@@ -113,7 +121,7 @@ def fill(client: redis.Redis, app: App, jobs: int) -> dict[str, str]:
 
 def _fill_fleet(client: redis.Redis, app: App, now: float, marks: dict[str, str]) -> None:
     """20 processes of 25 threads (half busy), 20 cron entries, 2,000 unique locks."""
-    keys = app.keys
+    keys = redis_of(app).keys
     pipe = client.pipeline(transaction=False)
     for number in range(20):
         identity = f"host-{number}:{1000 + number}:{number:012x}"
@@ -132,7 +140,7 @@ def _fill_fleet(client: redis.Redis, app: App, now: float, marks: dict[str, str]
     pipe.execute()
     entries = [PeriodicEntry(f"{index % 60} * * * *", f"cron.Task{index}", [index])
                for index in range(20)]
-    publish_schedule(app, entries, replace=True)
+    app.broker.periodic.publish(entries, replace=True)
     marks["lock_owner"] = new_jid()
 
 
@@ -177,7 +185,7 @@ def main() -> int:
             Path(work), appendonly=False, extra_args=("--save", "")) as server:
         app = App(redis_url=server.url, namespace=NAMESPACE)
         started = time.perf_counter()
-        marks = fill(app.broker.client, app, options.jobs)
+        marks = fill(redis_of(app).client, app, options.jobs)
         filled = time.perf_counter() - started
         timer = ServerTimer(create_app(app))
         url, uvi, thread = serve(timer)
@@ -194,7 +202,7 @@ def main() -> int:
         finally:
             uvi.should_exit = True
             thread.join(10)
-        version = app.broker.client.info()["redis_version"]
+        version = redis_of(app).client.info()["redis_version"]
         app.close()
     report(timer.samples, pages(marks), options, filled, version)
     worst = max(max(samples) for samples in timer.samples.values())

@@ -1,8 +1,10 @@
 """Generate ``docs/reference/hooks.md`` from the hookspec docstrings.
 
-The hook reference is never edited by hand: ``src/cogworker/core/hookspecs.py`` is the only
-source. Hooks are grouped by the banner comments (lifecycle phases) of that module, in
-source order. The module is read with ``ast``, so nothing is imported.
+The hook reference is never edited by hand: the package ``src/cogworker/core/hookspecs/`` is
+the only source. Its ``__init__`` gives the introduction and ``SECTION_MODULES``, the phase
+modules in order; each phase module's ``SECTION`` is its title, and its hooks follow in
+source order. The types passed to hooks are the classes of ``worker_handle.py``. Every file
+is read with ``ast``, so nothing is imported.
 
 Usage::
 
@@ -21,7 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-HOOKSPECS = ROOT / "src" / "cogworker" / "core" / "hookspecs.py"
+HOOKSPECS = ROOT / "src" / "cogworker" / "core" / "hookspecs"
+TYPE_MODULES = ("worker_handle",)
 OUTPUT = ROOT / "docs" / "reference" / "hooks.md"
 HOOK_PREFIX = "cogworker_"
 
@@ -32,33 +35,38 @@ _PARAM = re.compile(r":param (\w+):\s*(.*)")
 
 @dataclass
 class Section:
-    """One banner-comment phase of the hookspec module and its hooks."""
+    """One phase module of the hookspec package and its hooks."""
 
     title: str
-    line: int
     hooks: list[ast.FunctionDef] = field(default_factory=list)
 
 
-def banner_sections(source: str) -> list[Section]:
-    """Titles of ``# ----`` / ``# Title`` / ``# ----`` banners, with their line numbers."""
-    lines = source.splitlines()
-    sections: list[Section] = []
-    for index in range(1, len(lines) - 1):
-        before, title, after = lines[index - 1], lines[index].strip(), lines[index + 1]
-        is_banner = _BANNER_RULE.fullmatch(before) and _BANNER_RULE.fullmatch(after)
-        if is_banner and title.startswith("#") and not _BANNER_RULE.fullmatch(title):
-            sections.append(Section(title.lstrip("#").strip(), index + 1))
-    return sections
+def parse(name: str, sources: dict[str, str] | None) -> ast.Module:
+    """The ``ast`` of module ``name`` of the package (``__init__`` included)."""
+    if sources is not None:
+        return ast.parse(sources[name])
+    return ast.parse((HOOKSPECS / f"{name}.py").read_text(encoding="utf-8"))
 
 
-def group_hooks(tree: ast.Module, sections: list[Section]) -> list[Section]:
-    """Put each ``cogworker_*`` spec under the last banner above it."""
-    fallback = Section("Hooks", 0)
+def constant(tree: ast.Module, name: str) -> object:
+    """The literal value of the module-level assignment ``name`` (plain or annotated)."""
     for node in tree.body:
-        if isinstance(node, ast.FunctionDef) and node.name.startswith(HOOK_PREFIX):
-            above = [s for s in sections if s.line < node.lineno]
-            (above[-1] if above else fallback).hooks.append(node)
-    return [s for s in ([fallback] if fallback.hooks else []) + sections if s.hooks]
+        if isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            targets, value = [node.target], node.value
+        else:
+            continue
+        if any(isinstance(t, ast.Name) and t.id == name for t in targets):
+            return ast.literal_eval(value)
+    raise SystemExit(f"the hookspec package has no {name} assignment where expected")
+
+
+def section_of(tree: ast.Module) -> Section:
+    """A phase module as a section: its ``SECTION`` title and its ``cogworker_*`` specs."""
+    hooks = [node for node in tree.body
+             if isinstance(node, ast.FunctionDef) and node.name.startswith(HOOK_PREFIX)]
+    return Section(str(constant(tree, "SECTION")), hooks)
 
 
 def inline(text: str, hook_names: set[str]) -> str:
@@ -153,15 +161,18 @@ def render_types(tree: ast.Module, hook_names: set[str]) -> list[str]:
     return parts
 
 
-def render(source: str | None = None) -> str:
-    """The whole ``hooks.md`` for ``source`` (default: the hookspec module's text)."""
-    text = HOOKSPECS.read_text(encoding="utf-8") if source is None else source
-    tree = ast.parse(text)
-    sections = group_hooks(tree, banner_sections(text))
+def render(sources: dict[str, str] | None = None) -> str:
+    """The whole ``hooks.md`` for the package (or for ``sources``: module name → text)."""
+    package = parse("__init__", sources)
+    listed = constant(package, "SECTION_MODULES")
+    modules = [str(name) for name in listed] if isinstance(listed, tuple) else []
+    sections = [section_of(parse(name, sources)) for name in modules]
+    tree = ast.Module(body=[node for name in TYPE_MODULES for node in parse(name, sources).body],
+                      type_ignores=[])
     hook_names = {hook.name for section in sections for hook in section.hooks}
-    intro = docstring_markdown(ast.get_docstring(tree) or "", hook_names)
+    intro = docstring_markdown(ast.get_docstring(package) or "", hook_names)
     parts = [
-        "<!-- Generated by scripts/gen_hook_docs.py from src/cogworker/core/hookspecs.py."
+        "<!-- Generated by scripts/gen_hook_docs.py from src/cogworker/core/hookspecs/."
         " Do not edit; run the script. -->",
         "",
         "# Hook reference",

@@ -14,8 +14,9 @@ from cogworker.core.settings import Settings
 
 # (field, invalid value, the value the message must show, words from the accepted text)
 INVALID: list[tuple[str, Any, Any, str]] = [
-    ("redis_url", "http://localhost:6379", "http://localhost:6379", "redis+sentinel://"),
-    ("redis_url", 6379, 6379, "a Redis URL starting with redis://"),
+    ("redis_url", "localhost:6379", "localhost:6379", "a broker URL with a scheme"),
+    ("redis_url", "://localhost:6379", "://localhost:6379", "redis+sentinel://"),
+    ("redis_url", 6379, 6379, "memory:// with the memory plugin"),
     ("redis_url", "redis://localhost:notaport/0", "redis://localhost:notaport/0",
      "with a port from 1 to 65535"),
     ("redis_url", "redis+sentinel://h1:26379,h2:x/mymaster", "redis+sentinel://h1:26379,h2:x/mymaster",
@@ -54,6 +55,7 @@ INVALID: list[tuple[str, Any, Any, str]] = [
     ("orphan_check_interval", 0, 0, "greater than 0"),
     ("dead_max_jobs", 0, 0, "an integer >= 1"),
     ("dead_timeout", False, False, "greater than 0"),
+    ("default_plugins", ("redis", "Unique"), "Unique", "plugin names, each made of"),
     ("plugins", ("reliable", "no:"), "no:", "no:NAME to deactivate"),
     ("plugins", ("Unique",), "Unique", "NAME to activate"),
     ("plugins", ["unique"], ["unique"], "plugin changes"),
@@ -197,7 +199,7 @@ def test_field_names_in_declaration_order() -> None:
     names = Settings.field_names()
     assert names[:4] == ("redis_url", "namespace", "cluster", "concurrency")
     assert names[-1] == "plugin_options"
-    assert len(names) == 25
+    assert len(names) == 26
 
 
 def test_equal_settings_compare_equal() -> None:

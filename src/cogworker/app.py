@@ -12,23 +12,24 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
+from cogworker.core.broker.factory import unknown_scheme_error, url_scheme
 from cogworker.core.client import Client, Dispatcher
 from cogworker.core.config_sources import load_settings
 from cogworker.core.enqueuer import P
+from cogworker.core.errors import CogworkerError
 from cogworker.core.job import Job, JobDecorator, JobFunction, R
 from cogworker.core.job_options import APP_OWNER, JobOption, OptionCatalog
 from cogworker.core.registry import JobRegistry
 from cogworker.core.settings import DEACTIVATE_PREFIX
-from cogworker.redis.keys import KeySchema
 from cogworker.supervisor import lineage
 
 if TYPE_CHECKING:
+    from cogworker.core.broker import Broker
     from cogworker.core.hooks import Hooks
     from cogworker.core.middleware import ClientMiddleware, ServerMiddleware
     from cogworker.core.payload import Payload
     from cogworker.core.periodic_types import PeriodicEntry
     from cogworker.core.settings import Settings
-    from cogworker.redis.broker import RedisBroker
     from cogworker.testing.modes import Testing
 
 logger = logging.getLogger(__name__)
@@ -69,9 +70,8 @@ class App:
             code["redis_url"] = redis_url
         self._code_settings = code
         self._settings: Settings | None = None
-        self._keys: tuple[Settings, KeySchema] | None = None  # derived from these settings
         self._lock = threading.RLock()
-        self._broker: RedisBroker | None = None
+        self._broker: Broker | None = None
         self._hooks: Hooks | None = None
         self._configured_hooks: Hooks | None = None  # set once configure() has run
         self._client = Client(self)
@@ -122,17 +122,6 @@ class App:
             self._option_catalog = None
             self.registry.check_all()  # the plugins may differ now: --plugin X, no:NAME
             return self._settings
-
-    @property
-    def keys(self) -> KeySchema:
-        settings = self.settings
-        cached = self._keys
-        if cached is None or cached[0] is not settings:  # built once per settings
-            from cogworker.redis.connection import is_cluster_url
-
-            cluster = settings.cluster or is_cluster_url(settings.redis_url)
-            cached = self._keys = (settings, KeySchema(settings.namespace, cluster=cluster))
-        return cached[1]
 
     def options(self, plugin_name: str) -> Mapping[str, Any]:
         """Plugin ``plugin_name``'s options: ``plugin_options.<name>`` of the settings, {}
@@ -213,73 +202,45 @@ class App:
             self._option_catalog = (hooks, catalog)
             return catalog
 
-    def redis_url(self) -> str:
-        """The configured URL, or the private server's (started if needed and allowed).
-
-        Raises :class:`NoRedisError` when no URL is set, the private server is not running
-        and :attr:`may_start_server` is False.
-        """
-        url = self.settings.redis_url
-        if url:
-            return url
-        if not self.may_start_server:
-            return self._running_private_server_url()
-        from cogworker.redis.connection import redact_url
-        from cogworker.redis.server_state import ensure_project_server
-
-        url = str(ensure_project_server(self.project_dir))
-        logger.info("no Redis URL configured: using the private redis-server at %s",
-                    redact_url(url))
-        return url
-
-    def _running_private_server_url(self) -> str:
-        from cogworker.core.errors import NoRedisError
-        from cogworker.redis.server_state import project_redis_dir, project_server_status
-
-        state = project_server_status(self.project_dir)
-        if state is not None:
-            return state.url
-        raise NoRedisError(
-            "no Redis to look at: no redis_url setting is set (looked for --redis-url, "
-            "COGWORKER_REDIS_URL, REDIS_URL, the config file and, with -A, the app's "
-            f"App(redis_url=...)), and no private redis-server runs for {self.project_dir} "
-            f"(looked in {project_redis_dir(self.project_dir)}). Pass --redis-url URL or "
-            "-A module:app, or start the private server with `cogworker redis start`"
-        )
-
     def redis_location(self) -> str:
-        """Where this app's Redis comes from, for error messages: the URL (no password)
-        and the setting's source, or the private server."""
+        """Where this app's broker is, for error messages: what the broker describes (no
+        password) and where the ``redis_url`` setting came from, or that none is set."""
         from cogworker.core.config_sources import describe_source
-        from cogworker.redis.connection import redact_url
 
-        url = self.settings.redis_url
-        if url:
+        where = self._built_broker_description()
+        if self.settings.redis_url:
             source = describe_source(self.settings.source_of("redis_url"))
-            return f"{redact_url(url)} (setting redis_url, from {source})"
-        return (f"the private redis-server of {self.project_dir} (no redis_url setting is set "
-                "anywhere)")
+            return f"{where} (setting redis_url, from {source})"
+        return f"{where} (the private server: no redis_url setting is set anywhere)"
+
+    def _built_broker_description(self) -> str:
+        try:
+            return self.broker.describe()
+        except CogworkerError:  # the broker cannot even be built: say what is configured
+            scheme = url_scheme(self.settings.redis_url)
+            return f"a {scheme}:// URL" if scheme else f"the private broker of {self.project_dir}"
 
     @property
-    def broker(self) -> RedisBroker:
+    def broker(self) -> Broker:
+        """The broker the active broker plugin builds for ``redis_url`` (on first use).
+
+        Raises :class:`~cogworker.core.errors.ConfigurationError` naming the active broker
+        plugins and their schemes when none owns the URL's scheme.
+        """
         existing = self._broker  # assigned only once built: no lock needed to read it
         if existing is not None:
             return existing
         with self._lock:
             if self._broker is None:
-                from cogworker.redis.broker import RedisBroker
-                from cogworker.redis.connection import make_client
-
-                settings = self.settings
-                client = make_client(self.redis_url(), max_connections=settings.concurrency + 5,
-                                     namespace=settings.namespace)
-                self._broker = RedisBroker(
-                    client, self.keys, dead_max_jobs=settings.dead_max_jobs,
-                    dead_timeout=settings.dead_timeout, push_busy_wait=settings.push_busy_wait,
-                )
+                settings, hooks = self.settings, self.hooks
+                broker = hooks.make_broker(settings, self.project_dir, self.may_start_server)
+                if broker is None:
+                    raise unknown_scheme_error("redis_url", settings.redis_url,
+                                               hooks.broker_schemes())
+                self._broker = broker
             return self._broker
 
-    def use_broker(self, broker: Any) -> None:
+    def use_broker(self, broker: Broker) -> None:
         """Use this broker instead of building one from the settings (tests, embedding)."""
         with self._lock:
             self._close_broker()

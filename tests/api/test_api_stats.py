@@ -84,5 +84,5 @@ def test_redis_info_is_flat(broker: RedisBroker, redis_client: redis.Redis,
 
 
 def test_a_source_without_broker_is_refused() -> None:
-    with pytest.raises(TypeError, match="or an App with a .broker"):
+    with pytest.raises(TypeError, match=r"or an App with a \.broker"):
         Stats(object())  # type: ignore[arg-type]

@@ -57,8 +57,8 @@ def test_a_full_redis_keeps_the_queued_jobs_moving(
     client.srem(keys.paused_queues, "default")  # a removal: Redis takes it when full
     wait_until(lambda: ledger.count("ran") == len(tags), 30, lambda: worker.output()[-3000:])
     # The queue is empty, Redis still full: the idle worker must wait quietly.
-    wait_until(lambda: "Redis is full (maxmemory reached, noeviction)" in worker.output(), 20,
-               lambda: worker.output()[-3000:])
+    full = "the broker is full (Redis: maxmemory reached, noeviction)"
+    wait_until(lambda: full in worker.output(), 20, lambda: worker.output()[-3000:])
     with pytest.raises(rex.OutOfMemoryError):
         client.set(f"{keys.prefix}:one-more", "x")
 
@@ -71,8 +71,8 @@ def test_a_full_redis_keeps_the_queued_jobs_moving(
     assert sorted(event.jid for event in ledger.events("ran")) == sorted([*tags, "with-room"])
     log = worker.output()
     assert "fetch: " not in log  # not one fetch failed
-    assert log.count("Redis is full") == 1
-    assert "Redis has room again" in log
+    assert log.count("the broker is full") == 1
+    assert "the broker has room again: fetches block" in log
     assert "unparseable job on queue default moved to dead" in log
     assert "filing jid=" not in log  # the burial was filed at once, Redis full
     assert_drained(client, keys, dead=1)

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import cogworker
+from cogworker.core.broker import Broker
 from cogworker.core.outage import OutageLog
 from cogworker.testing.memory import MemoryBroker, MemoryFetcher
 from cogworker.worker.async_runner import AsyncRunner
@@ -21,7 +22,7 @@ def memory_app(**settings: Any) -> tuple[cogworker.App, MemoryBroker]:
         **settings,
     )
     broker = MemoryBroker()
-    app.use_broker(broker)
+    app.use_broker(cast("Broker", broker))  # the engine tests reach the facets it has
     return app, broker
 
 

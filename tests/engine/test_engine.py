@@ -14,6 +14,7 @@ import pytest
 
 import cogworker
 from cogworker.core.broker import UnitOfWork
+from cogworker.core.errors import BrokerFullError
 from cogworker.core.middleware import JobContext
 from cogworker.core.outage import OutageLog
 from cogworker.testing.memory import MemoryBroker
@@ -341,3 +342,18 @@ def test_outage_log_collapses_acl_refusals_and_shows_other_errors_every_time(
         "fetch: BrokerError: WRONGTYPE",
         "remote control: Redis allows it again after 30 error(s) over 0s",
     ]
+
+
+def test_outage_log_collapses_a_full_store_without_a_traceback(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO)
+    log = OutageLog(summary_interval=60)
+    for _ in range(5):  # the stats flush refused every second while the store is full
+        log.report("stats", BrokerFullError("OOM command not allowed"))
+    log.recovered("stats")
+    assert [r.getMessage() for r in caplog.records] == [
+        "stats: Redis full: OOM command not allowed (repeats summarized every 60s)",
+        "stats: Redis has room again after 5 error(s) over 0s",
+    ]
+    assert all(record.exc_info is None for record in caplog.records)

@@ -1,7 +1,8 @@
-"""cogworker.core is the bottom layer: no Redis, and nothing from the layers above it.
+"""cogworker.core is the bottom layer: no Redis, and nothing from the layers above it; and
+Redis stays inside cogworker.redis, reached only by the wiring.
 
-Every import counts, those under ``TYPE_CHECKING`` included: a contract that names a type
-from above ties core to it all the same.
+Every import counts, those under ``TYPE_CHECKING`` and inside functions included: a contract
+that names a type from above ties core to it all the same.
 """
 
 from __future__ import annotations
@@ -9,21 +10,20 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import cogworker
 import cogworker.core
 
 CORE = Path(cogworker.core.__file__).parent
+PACKAGE = Path(cogworker.__file__).parent
+
+REDIS_WIRING = {"cli/redis_cmd.py", "testing/pytest_plugin.py"}
+"""The only modules outside ``cogworker/redis/`` that may import ``cogworker.redis``: the
+private-server commands of the CLI (the top layer) and the pytest plugin's server fixture.
+The ``redis`` broker plugin itself lives inside ``cogworker/redis/``."""
 
 CONTRACT_MODULES = ("broker", "plugin_host.py")
 """The broker contract and the plugin view: written against core only, from the start."""
 
-STILL_IMPORTING_APP = {
-    "client.py": ["cogworker.app"],
-    "job.py": ["cogworker.app"],
-    "middleware.py": ["cogworker.app"],
-}
-"""Core modules that still name ``App`` (or the dashboard's ``Tab``) in their types, until
-their hooks and contexts take a ``PluginHost``. The exact set: a new import pointing up
-fails, and so does one fixed without being struck off here."""
 
 
 def imported_modules(path: Path) -> set[str]:
@@ -68,8 +68,34 @@ def test_the_contract_imports_nothing_above_core() -> None:
     assert {"broker/composite.py", "broker/held.py", "plugin_host.py"} <= contract.keys()
 
 
-def test_only_the_known_core_modules_still_point_up() -> None:
+def test_no_core_module_points_up() -> None:
     offenders = {name: sorted(filter(points_up, imported_modules(path)))
                  for name, path in core_modules().items()}
 
-    assert {name: found for name, found in offenders.items() if found} == STILL_IMPORTING_APP
+    assert {name: found for name, found in offenders.items() if found} == {}
+    assert {"client.py", "job.py", "middleware.py", "enqueuer.py"} <= offenders.keys()
+
+
+def outside_redis() -> dict[str, set[str]]:
+    """Every module of the package outside ``cogworker/redis/`` with what it imports."""
+    return {str(path.relative_to(PACKAGE)): imported_modules(path)
+            for path in sorted(PACKAGE.rglob("*.py"))
+            if path.relative_to(PACKAGE).parts[0] != "redis"}
+
+
+def test_redis_py_is_imported_only_inside_cogworker_redis() -> None:
+    modules = outside_redis()
+    offenders = {name: sorted(n for n in found if n == "redis" or n.startswith("redis."))
+                 for name, found in modules.items()}
+
+    assert {name: found for name, found in offenders.items() if found} == {}
+    assert {"app.py", "worker/manager.py", "api/stats.py", "fetchers/reliable.py"} <= \
+        modules.keys()
+
+
+def test_only_the_wiring_imports_cogworker_redis() -> None:
+    importers = {name for name, found in outside_redis().items()
+                 if any(n == "cogworker.redis" or n.startswith("cogworker.redis.")
+                        for n in found)}
+
+    assert importers == REDIS_WIRING

@@ -26,7 +26,7 @@ class Collecting(logging.Handler):
         self.records.append(record)
 
 
-def host_view(app: cogworker.App) -> PluginHostBase:
+def host_view(app: cogworker.App) -> PluginHost:
     return app  # the assignment is the check: App satisfies the view
 
 
@@ -75,4 +75,15 @@ def test_the_host_is_the_view_and_the_broker() -> None:
 
     assert added == {"broker"}
     assert {"settings", "identity", "clock", "hooks", "registry", "extras", "logger",
-            "options"} == get_protocol_members(PluginHostBase)
+            "options", "push", "submit"} == get_protocol_members(PluginHostBase)
+
+
+def test_a_plugin_enqueues_through_the_host() -> None:
+    app = cogworker.App(redis_url=NO_REDIS)
+    host = host_view(app)
+    with app.testing.fake():
+        jid = host.push({"class": "Callback", "args": [1], "queue": "callbacks"})
+        assert jid is not None
+        recorded = app.testing.jobs_of("Callback")
+    assert [(job["jid"], job["args"], job["queue"]) for job in recorded] == \
+        [(jid, [1], "callbacks")]

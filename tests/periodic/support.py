@@ -11,6 +11,7 @@ import redis
 from cogworker.app import App
 from cogworker.core.broker import WorkRecord
 from cogworker.core.payload import Payload, decode
+from helpers.redis_access import client_of, keys_of
 
 # 2024-05-01 10:00:00 UTC, a Wednesday: far from any DST change.
 START = 1_714_557_600.0
@@ -75,7 +76,7 @@ class StandInManager:
 
 def queued(app: App, queue: str = "default") -> list[Payload]:
     """The jobs on a queue, oldest push first."""
-    raws: list[bytes | str] = app.broker.client.lrange(app.keys.queue(queue), 0, -1)
+    raws: list[bytes | str] = client_of(app).lrange(keys_of(app).queue(queue), 0, -1)
     return [decode(raw) for raw in reversed(raws)]
 
 

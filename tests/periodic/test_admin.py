@@ -13,6 +13,7 @@ from cogworker.app import App
 from cogworker.cli.cron_cmd import cron_group
 from cogworker.core.errors import UnknownPeriodicEntryError
 from cogworker.periodic import admin
+from helpers.redis_access import client_of, keys_of
 from periodic.conftest import MakeApp, MakeTicker
 from periodic.support import START, FakeClock, queued, text
 
@@ -55,9 +56,9 @@ def test_published_entries_of_other_apps_are_listed_and_invalid_crons_flagged(
     other = make_app()
     entry = other.periodic("@hourly", "other.Job")
     other.broker.periodic.publish([entry], replace=False)
-    other.broker.client.hset(other.keys.periodic_schedule, "bad",
+    client_of(other).hset(keys_of(other).periodic_schedule, "bad",
                              json.dumps({"cron": "99 * * * *", "class": "x", "args": []}))
-    other.broker.client.hset(other.keys.periodic_schedule, "garbage", "not json")
+    client_of(other).hset(keys_of(other).periodic_schedule, "garbage", "not json")
     viewer = make_app()
 
     statuses = {status.pjid: status for status in admin.list_entries(viewer)}
@@ -81,8 +82,8 @@ def test_run_now_pushes_an_ordinary_job_and_moves_no_slot(
     assert {k: jobs[0][k] for k in ("class", "args", "retry", "queue")} == {
         "class": "jobs.Yearly", "args": ["x"], "retry": 3, "queue": "rare"}
     assert not any(key.startswith("periodic_") for key in jobs[0])
-    assert not redis_client.exists(app.keys.periodic_last_slot(entry.pjid))
-    assert not redis_client.exists(app.keys.periodic_running(entry.pjid))
+    assert not redis_client.exists(keys_of(app).periodic_last_slot(entry.pjid))
+    assert not redis_client.exists(keys_of(app).periodic_running(entry.pjid))
 
 
 def test_entries_are_named_by_pjid_or_a_unique_prefix(app: App) -> None:
@@ -105,9 +106,9 @@ def test_disable_and_enable_change_the_fleet_wide_set(
 ) -> None:
     entry = app.periodic("* * * * *", "a.Job")
     assert admin.disable(app, entry.pjid[:6]) == entry.pjid
-    assert redis_client.sismember(app.keys.periodic_disabled, entry.pjid)
+    assert redis_client.sismember(keys_of(app).periodic_disabled, entry.pjid)
     assert admin.enable(app, entry.pjid) == entry.pjid
-    assert not redis_client.sismember(app.keys.periodic_disabled, entry.pjid)
+    assert not redis_client.sismember(keys_of(app).periodic_disabled, entry.pjid)
 
 
 # the CLI --------------------------------------------------------------------------------
@@ -152,7 +153,7 @@ def test_cron_run_now_disable_and_enable_by_prefix(
     assert disabled.output.strip() == f"disabled {pjid}"
     assert "disabled" in listed.output.splitlines()[1]
     assert enabled.output.strip() == f"enabled {pjid}"
-    assert text(redis_client, app.keys.periodic_last_slot(pjid)) is None
+    assert text(redis_client, keys_of(app).periodic_last_slot(pjid)) is None
 
 
 @pytest.mark.parametrize("command", ["run-now", "disable", "enable"])

@@ -25,6 +25,7 @@ from cogworker.plugins.periodic_locks import (
 from cogworker.redis.scripts import declared_key_count, script_source
 from cogworker.redis.server import RedisServer
 from cogworker.redis.server_process import free_port
+from helpers.redis_access import client_of, keys_of
 from periodic.conftest import MakeApp
 from periodic.support import text
 
@@ -85,17 +86,17 @@ def test_claim_wins_once_then_loses_and_records_the_previous_slot(
     assert again.outcome is ClaimOutcome.LOST
     assert older.outcome is ClaimOutcome.LOST
     assert later == ClaimResult(ClaimOutcome.WON, SLOT)
-    assert text(redis_client, app.keys.periodic_last_slot(PLAIN.pjid)) == str(SLOT + 60)
-    assert redis_client.ttl(app.keys.periodic_slot_lock(PLAIN.pjid, SLOT)) <= 20
-    assert not redis_client.exists(app.keys.periodic_running(PLAIN.pjid))  # plain: no lock
+    assert text(redis_client, keys_of(app).periodic_last_slot(PLAIN.pjid)) == str(SLOT + 60)
+    assert redis_client.ttl(keys_of(app).periodic_slot_lock(PLAIN.pjid, SLOT)) <= 20
+    assert not redis_client.exists(keys_of(app).periodic_running(PLAIN.pjid))  # plain: no lock
 
 
 def test_the_slot_lock_settles_a_race_on_the_same_last_slot(
     app: App, redis_client: redis.Redis,
 ) -> None:
-    redis_client.set(app.keys.periodic_slot_lock(PLAIN.pjid, SLOT), "1")
+    redis_client.set(keys_of(app).periodic_slot_lock(PLAIN.pjid, SLOT), "1")
     assert claim_slot(app, PLAIN, SLOT, new_jid()).outcome is ClaimOutcome.LOST
-    assert not redis_client.exists(app.keys.periodic_last_slot(PLAIN.pjid))
+    assert not redis_client.exists(keys_of(app).periodic_last_slot(PLAIN.pjid))
 
 
 def test_until_executed_claim_writes_the_running_lock_and_then_blocks(
@@ -104,14 +105,14 @@ def test_until_executed_claim_writes_the_running_lock_and_then_blocks(
     app = make_app(unique_lock_ttl=100.2)
     jid = new_jid()
     assert claim_slot(app, EXCLUSIVE, SLOT, jid).outcome is ClaimOutcome.WON
-    running = app.keys.periodic_running(EXCLUSIVE.pjid)
+    running = keys_of(app).periodic_running(EXCLUSIVE.pjid)
     assert text(redis_client, running) == jid
     assert 0 < redis_client.ttl(running) <= 101  # ceil(unique_lock_ttl)
     assert queued_ttl(app) == 101
 
     blocked = claim_slot(app, EXCLUSIVE, SLOT + 60, new_jid())
     assert blocked == ClaimResult(ClaimOutcome.BLOCKED)
-    assert text(redis_client, app.keys.periodic_last_slot(EXCLUSIVE.pjid)) == str(SLOT)
+    assert text(redis_client, keys_of(app).periodic_last_slot(EXCLUSIVE.pjid)) == str(SLOT)
 
 
 def test_of_many_claimers_in_threads_exactly_one_wins_each_slot(make_app: MakeApp) -> None:
@@ -152,16 +153,16 @@ def test_rollback_restores_the_previous_slot_and_removes_this_claims_locks(
     app: App, redis_client: redis.Redis,
 ) -> None:
     claim_slot(app, EXCLUSIVE, SLOT, "first")
-    redis_client.delete(app.keys.periodic_running(EXCLUSIVE.pjid))
+    redis_client.delete(keys_of(app).periodic_running(EXCLUSIVE.pjid))
     jid = new_jid()
     won = claim_slot(app, EXCLUSIVE, SLOT + 60, jid)
     assert won.previous_slot == SLOT
 
     assert rollback_claim(app, EXCLUSIVE, SLOT + 60, won.previous_slot, jid) is True
 
-    assert text(redis_client, app.keys.periodic_last_slot(EXCLUSIVE.pjid)) == str(SLOT)
-    assert not redis_client.exists(app.keys.periodic_slot_lock(EXCLUSIVE.pjid, SLOT + 60))
-    assert not redis_client.exists(app.keys.periodic_running(EXCLUSIVE.pjid))
+    assert text(redis_client, keys_of(app).periodic_last_slot(EXCLUSIVE.pjid)) == str(SLOT)
+    assert not redis_client.exists(keys_of(app).periodic_slot_lock(EXCLUSIVE.pjid, SLOT + 60))
+    assert not redis_client.exists(keys_of(app).periodic_running(EXCLUSIVE.pjid))
     assert claim_slot(app, EXCLUSIVE, SLOT + 60, new_jid()).outcome is ClaimOutcome.WON
 
 
@@ -170,7 +171,7 @@ def test_rollback_without_a_previous_slot_leaves_slot_minus_one(
 ) -> None:
     won = claim_slot(app, PLAIN, SLOT, "jid-1")
     rollback_claim(app, PLAIN, SLOT, won.previous_slot, "jid-1")
-    assert text(redis_client, app.keys.periodic_last_slot(PLAIN.pjid)) == str(SLOT - 1)
+    assert text(redis_client, keys_of(app).periodic_last_slot(PLAIN.pjid)) == str(SLOT - 1)
 
 
 def test_rollback_never_moves_back_past_a_later_claim_nor_frees_anothers_lock(
@@ -178,12 +179,12 @@ def test_rollback_never_moves_back_past_a_later_claim_nor_frees_anothers_lock(
 ) -> None:
     won = claim_slot(app, PLAIN, SLOT, "old")
     claim_slot(app, PLAIN, SLOT + 60, "newer")
-    running = app.keys.periodic_running(PLAIN.pjid)
+    running = keys_of(app).periodic_running(PLAIN.pjid)
     redis_client.set(running, "newer")
 
     assert rollback_claim(app, PLAIN, SLOT, won.previous_slot, "old") is False
 
-    assert text(redis_client, app.keys.periodic_last_slot(PLAIN.pjid)) == str(SLOT + 60)
+    assert text(redis_client, keys_of(app).periodic_last_slot(PLAIN.pjid)) == str(SLOT + 60)
     assert text(redis_client, running) == "newer"
 
 
@@ -193,7 +194,7 @@ def test_rollback_never_moves_back_past_a_later_claim_nor_frees_anothers_lock(
 def test_retake_sets_a_missing_lock_extends_its_own_and_leaves_a_newer_owners(
     app: App, redis_client: redis.Redis,
 ) -> None:
-    running = app.keys.periodic_running(EXCLUSIVE.pjid)
+    running = keys_of(app).periodic_running(EXCLUSIVE.pjid)
     assert retake_lock(app, job_of(EXCLUSIVE, "mine"), 500) is True
     assert text(redis_client, running) == "mine"
     assert 490 < redis_client.ttl(running) <= 500
@@ -209,7 +210,7 @@ def test_retake_sets_a_missing_lock_extends_its_own_and_leaves_a_newer_owners(
 
 
 def test_touch_and_release_hooks_are_owner_checked(app: App, redis_client: redis.Redis) -> None:
-    running = app.keys.periodic_running(EXCLUSIVE.pjid)
+    running = keys_of(app).periodic_running(EXCLUSIVE.pjid)
     redis_client.set(running, "owner", ex=1000)
 
     app.hooks.touch_periodic_lock(app, job_of(EXCLUSIVE, "stranger"), 50)
@@ -228,8 +229,8 @@ def test_the_heartbeat_keeps_the_locks_of_performing_cron_jobs(
 ) -> None:
     app = make_app(orphan_threshold=30)
     assert active_ttl(app) == 150
-    exclusive_lock = app.keys.periodic_running(EXCLUSIVE.pjid)
-    plain_lock = app.keys.periodic_running(PLAIN.pjid)
+    exclusive_lock = keys_of(app).periodic_running(EXCLUSIVE.pjid)
+    plain_lock = keys_of(app).periodic_running(PLAIN.pjid)
     redis_client.set(plain_lock, "plain-jid", ex=5)  # e.g. written by a replacement plugin
     worker = Worker(app, [job_of(EXCLUSIVE, "lost-its-lock"), job_of(PLAIN, "plain-jid"),
                           {"class": "not.periodic", "jid": new_jid()}])
@@ -246,9 +247,9 @@ def test_a_release_that_fails_while_redis_is_away_is_retried_after_a_heartbeat(
 ) -> None:
     app = make_app(url=readonly_server.url)
     job = job_of(EXCLUSIVE, "finished")
-    client = app.broker.client
+    client = client_of(app)
     client.replicaof("NO", "ONE")
-    running = app.keys.periodic_running(EXCLUSIVE.pjid)
+    running = keys_of(app).periodic_running(EXCLUSIVE.pjid)
     client.set(running, "finished")
     client.replicaof("127.0.0.1", free_port())
 
@@ -267,7 +268,7 @@ def test_a_release_that_fails_while_redis_is_away_is_retried_after_a_heartbeat(
 def test_shutdown_gives_deferred_releases_a_last_try(
     app: App, redis_client: redis.Redis,
 ) -> None:
-    running = app.keys.periodic_running(EXCLUSIVE.pjid)
+    running = keys_of(app).periodic_running(EXCLUSIVE.pjid)
     redis_client.set(running, "done")
     deferred_releases(app).add(running_lock_name(EXCLUSIVE.pjid), "done")
     periodic_locks.cogworker_shutdown(Worker(app, []))

@@ -14,6 +14,7 @@ import redis
 from cogworker.app import App
 from cogworker.core.errors import BrokerUnavailableError
 from cogworker.core.middleware import PushContext
+from helpers.redis_access import keys_of
 from periodic.conftest import MakeApp, MakeTicker
 from periodic.support import START, queued
 from plugins.fake_site import FakeSite
@@ -79,7 +80,7 @@ def test_a_replacement_plugin_claims_the_slots_and_the_builtin_stays_out(
     assert [(c[0], c[1], c[2]) for c in acme_calls()] == [
         ("claim", "jobs.Minutely", int(START)), ("claim", "jobs.Minutely", int(START))]
     assert [job["jid"] for job in jobs] == [acme_calls()[0][3]]
-    assert not redis_client.exists(app.keys.periodic_last_slot(entry.pjid))
+    assert not redis_client.exists(keys_of(app).periodic_last_slot(entry.pjid))
 
 
 def test_a_push_failure_rolls_back_through_the_replacement(

@@ -16,6 +16,7 @@ from cogworker.core.middleware import ClientMiddleware, PushContext
 from cogworker.core.periodic_types import ClaimResult, PeriodicEntry
 from cogworker.periodic import admin
 from cogworker.worker.ticker import Ticker
+from helpers.redis_access import keys_of
 from periodic.conftest import MakeApp, MakeTicker
 from periodic.support import START, FakeClock, StandInManager, queued, text, wait_for
 
@@ -54,7 +55,7 @@ def test_a_due_slot_fires_once_and_the_next_slot_fires_next_minute(
         "class": "reports.Sync", "args": [1, "x"], "retry": 2, "queue": "reports",
         "periodic_pjid": entry.pjid, "periodic_slot": int(START)}
     assert "periodic_until_executed" not in job
-    assert text(redis_client, app.keys.periodic_last_slot(entry.pjid)) == str(int(START))
+    assert text(redis_client, keys_of(app).periodic_last_slot(entry.pjid)) == str(int(START))
 
     clock.advance(MINUTE)
     ticker.tick()
@@ -107,7 +108,7 @@ def test_catch_up_off_a_cold_start_sets_the_baseline_and_does_not_fire(
     make_ticker(second).tick()  # racing cold starts: neither fires
 
     assert queued(first) == []
-    assert text(redis_client, first.keys.periodic_last_slot(entry.pjid)) == str(int(START))
+    assert text(redis_client, keys_of(first).periodic_last_slot(entry.pjid)) == str(int(START))
 
 
 def test_catch_up_off_an_entry_that_ran_before_catches_up_one_slot(
@@ -115,7 +116,7 @@ def test_catch_up_off_an_entry_that_ran_before_catches_up_one_slot(
 ) -> None:
     app = make_app(periodic_catch_up=False)
     entry = app.periodic("0 * * * *", "hourly.Job")
-    redis_client.set(app.keys.periodic_last_slot(entry.pjid), int(START) - 5 * 3600)
+    redis_client.set(keys_of(app).periodic_last_slot(entry.pjid), int(START) - 5 * 3600)
     clock.advance(25 * MINUTE)
     ticker = make_ticker(app)
 
@@ -138,8 +139,8 @@ def test_a_disabled_entry_neither_fires_nor_advances_and_fires_again_once_enable
     ticker.tick()
 
     assert queued(app) == []
-    assert not redis_client.exists(app.keys.periodic_last_slot(entry.pjid))
-    assert not redis_client.exists(app.keys.periodic_running(entry.pjid))
+    assert not redis_client.exists(keys_of(app).periodic_last_slot(entry.pjid))
+    assert not redis_client.exists(keys_of(app).periodic_running(entry.pjid))
 
     admin.enable(app, entry.pjid)
     make_ticker(app).tick()  # a fresh ticker: the current slot was not handled by it
@@ -160,16 +161,16 @@ def test_a_push_failing_after_a_won_claim_is_rolled_back_and_fires_on_a_later_ti
     ticker.tick()
 
     assert queued(app) == []
-    assert text(redis_client, app.keys.periodic_last_slot(entry.pjid)) == str(int(START) - 1)
-    assert not redis_client.exists(app.keys.periodic_slot_lock(entry.pjid, int(START)))
-    assert not redis_client.exists(app.keys.periodic_running(entry.pjid))
+    assert text(redis_client, keys_of(app).periodic_last_slot(entry.pjid)) == str(int(START) - 1)
+    assert not redis_client.exists(keys_of(app).periodic_slot_lock(entry.pjid, int(START)))
+    assert not redis_client.exists(keys_of(app).periodic_running(entry.pjid))
 
     clock.advance(5)
     ticker.tick()
     ticker.tick()
     jobs = queued(app)
     assert [job["periodic_slot"] for job in jobs] == [START]
-    assert text(redis_client, app.keys.periodic_running(entry.pjid)) == jobs[0]["jid"]
+    assert text(redis_client, keys_of(app).periodic_running(entry.pjid)) == jobs[0]["jid"]
 
 
 def test_a_failed_rollback_is_retried_before_the_entry_is_looked_at_again(
@@ -193,7 +194,7 @@ def test_a_failed_rollback_is_retried_before_the_entry_is_looked_at_again(
 
     ticker.tick()
     assert len(ticker.rollbacks) == 1
-    assert text(redis_client, app.keys.periodic_last_slot(entry.pjid)) == str(int(START))
+    assert text(redis_client, keys_of(app).periodic_last_slot(entry.pjid)) == str(int(START))
 
     clock.advance(5)
     ticker.tick()  # rollback first, then the entry claims the slot again and fires it
@@ -210,7 +211,7 @@ def test_until_executed_blocks_while_a_run_holds_the_lock_then_skips_after_the_g
     ticker.tick()
     first = queued(app)[0]
     assert first["periodic_until_executed"] is True
-    running = app.keys.periodic_running(entry.pjid)
+    running = keys_of(app).periodic_running(entry.pjid)
     assert text(redis_client, running) == first["jid"]
 
     clock.advance(MINUTE)
@@ -247,8 +248,8 @@ def test_a_push_skipped_as_a_duplicate_releases_the_running_lock(
     entry = app.periodic("* * * * *", "jobs.Long", unique="until_executed")
     app.dispatch_override = lambda ctx: None
     make_ticker(app).tick()
-    assert not redis_client.exists(app.keys.periodic_running(entry.pjid))
-    assert text(redis_client, app.keys.periodic_last_slot(entry.pjid)) == str(int(START))
+    assert not redis_client.exists(keys_of(app).periodic_running(entry.pjid))
+    assert text(redis_client, keys_of(app).periodic_last_slot(entry.pjid)) == str(int(START))
 
 
 def test_an_entry_that_errors_backs_off_and_the_others_keep_firing(
@@ -257,7 +258,7 @@ def test_an_entry_that_errors_backs_off_and_the_others_keep_firing(
 ) -> None:
     broken = app.periodic("* * * * *", "jobs.Broken")
     app.periodic("* * * * *", "jobs.Fine")
-    redis_client.rpush(app.keys.periodic_last_slot(broken.pjid), "wrong type")
+    redis_client.rpush(keys_of(app).periodic_last_slot(broken.pjid), "wrong type")
     hooks = app.hooks
     claims: list[str] = []
     real_claim = hooks.claim_periodic_slot
@@ -276,7 +277,7 @@ def test_an_entry_that_errors_backs_off_and_the_others_keep_firing(
     ticker.tick()  # fails again: back off 10 s
     clock.advance(9)
     ticker.tick()
-    redis_client.delete(app.keys.periodic_last_slot(broken.pjid))
+    redis_client.delete(keys_of(app).periodic_last_slot(broken.pjid))
     clock.advance(1)
     ticker.tick()
 
@@ -295,7 +296,7 @@ def test_start_publishes_the_schedule_and_replace_removes_stale_rows(
     kept = adding.periodic("0 9 * * * Europe/Berlin", "jobs.Kept", unique="until_executed",
                            queue="q")
     make_ticker(adding).start()
-    schedule_key = old.keys.periodic_schedule
+    schedule_key = keys_of(old).periodic_schedule
     assert set(redis_client.hkeys(schedule_key)) == {stale.pjid.encode(), kept.pjid.encode()}
     assert json.loads(redis_client.hget(schedule_key, kept.pjid) or "") == {
         "cron": "0 9 * * * Europe/Berlin", "class": "jobs.Kept", "retry": 0,
@@ -359,4 +360,4 @@ def test_a_ticker_without_entries_starts_no_thread(
     ticker.start()
     assert ticker.entries == []
     assert ticker_threads() == before
-    assert not redis_client.exists(app.keys.periodic_schedule)
+    assert not redis_client.exists(keys_of(app).periodic_schedule)

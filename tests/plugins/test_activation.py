@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from cogworker.core.config_sources import load_settings
 from cogworker.core.errors import PluginConflictError, PluginLoadError, PluginNotFoundError
 from cogworker.core.plugins import (
     LOCAL_DISTRIBUTION,
@@ -12,6 +13,7 @@ from cogworker.core.plugins import (
     load_plugins,
     resolve_active,
 )
+from cogworker.core.settings import Settings
 from plugins.fake_site import FakeSite, fetcher_module, heartbeat_module
 
 
@@ -22,20 +24,41 @@ def test_default_set_is_the_fetch_plugin_and_the_defaults(fake_site: FakeSite) -
 
     active = resolve_active(discover(), "reliable", [])
 
-    assert active == ["reliable", "unique", "periodic-locks"]
+    assert active == ["reliable", "redis", "unique", "periodic-locks"]
     assert not fake_site.is_imported("acme_fetch")  # installed is not activated
+
+
+def test_the_default_set_is_a_setting(fake_site: FakeSite) -> None:
+    fake_site.add_distribution(
+        "acme-plugins", {"acme-broker": "acme_broker"}, {"acme_broker": heartbeat_module("b")}
+    )
+    settings = Settings(default_plugins=("acme-broker", "unique"), plugins=("no:unique",))
+
+    active = resolve_active(discover(), "reliable", settings.plugins, settings)
+
+    assert active == ["reliable", "acme-broker"]
+
+
+def test_an_unknown_default_plugin_names_its_source(fake_site: FakeSite) -> None:
+    settings = load_settings(code={"default_plugins": ("redis", "acme-missing")})
+
+    with pytest.raises(PluginNotFoundError, match=r"acme-missing.*App\(\.\.\.\) arguments"):
+        resolve_active(discover(), "reliable", settings.plugins, settings)
 
 
 @pytest.mark.parametrize(
     ("changes", "expected"),
     [
-        (["no:unique"], ["reliable", "periodic-locks"]),
+        (["no:unique"], ["reliable", "redis", "periodic-locks"]),
         (
             ["acme-beat", "no:acme-beat", "acme-beat"],
-            ["reliable", "unique", "periodic-locks", "acme-beat"],
+            ["reliable", "redis", "unique", "periodic-locks", "acme-beat"],
         ),
-        (["acme-beat", "no:acme-beat"], ["reliable", "unique", "periodic-locks"]),
-        (["acme-beat", "acme-beat"], ["reliable", "unique", "periodic-locks", "acme-beat"]),
+        (["acme-beat", "no:acme-beat"], ["reliable", "redis", "unique", "periodic-locks"]),
+        (
+            ["acme-beat", "acme-beat"],
+            ["reliable", "redis", "unique", "periodic-locks", "acme-beat"],
+        ),
     ],
 )
 def test_changes_apply_in_order(
@@ -55,7 +78,7 @@ def test_explicit_fetcher_takes_the_fetch_slot(fake_site: FakeSite) -> None:
 
     active = resolve_active(discover(), "reliable", ["acme-fetch"])
 
-    assert active == ["unique", "periodic-locks", "acme-fetch"]
+    assert active == ["redis", "unique", "periodic-locks", "acme-fetch"]
 
 
 def test_explicit_trylast_fetcher_also_replaces_the_default(fake_site: FakeSite) -> None:
@@ -68,7 +91,7 @@ def test_explicit_trylast_fetcher_also_replaces_the_default(fake_site: FakeSite)
 
     active = resolve_active(discover(), "reliable", ["no:unique", "basic-like"])
 
-    assert active == ["periodic-locks", "basic-like"]
+    assert active == ["redis", "periodic-locks", "basic-like"]
 
 
 def test_fetcher_activated_then_deactivated_keeps_the_default(fake_site: FakeSite) -> None:
@@ -78,7 +101,7 @@ def test_fetcher_activated_then_deactivated_keeps_the_default(fake_site: FakeSit
 
     active = resolve_active(discover(), "reliable", ["acme-fetch", "no:acme-fetch"])
 
-    assert active == ["reliable", "unique", "periodic-locks"]
+    assert active == ["reliable", "redis", "unique", "periodic-locks"]
 
 
 def test_two_explicit_fetchers_name_both_plugins_and_distributions(fake_site: FakeSite) -> None:
@@ -131,7 +154,8 @@ def test_local_module_plugin_is_registered_directly(fake_site: FakeSite) -> None
     catalog = discover()
 
     active = resolve_active(
-        catalog, "reliable", ["no:unique", "no:periodic-locks", "no:reliable", "devtools.beat:"]
+        catalog, "reliable",
+        ["no:unique", "no:periodic-locks", "no:reliable", "no:redis", "devtools.beat:"]
     )
     pm = load_plugins(catalog, active)
 
@@ -149,4 +173,4 @@ def test_local_module_plugin_can_be_deactivated(fake_site: FakeSite) -> None:
 
     active = resolve_active(discover(), "reliable", ["devtools.beat:", "no:devtools.beat:"])
 
-    assert active == ["reliable", "unique", "periodic-locks"]
+    assert active == ["reliable", "redis", "unique", "periodic-locks"]

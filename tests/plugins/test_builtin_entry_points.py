@@ -5,7 +5,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from cogworker.core.plugins import BUILTIN_PLUGINS, DEFAULT_PLUGINS, ENTRY_POINT_GROUP
+from cogworker.core.plugins import BUILTIN_PLUGINS, ENTRY_POINT_GROUP
+from cogworker.core.settings import DEFAULT_PLUGINS
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -68,6 +68,6 @@ def test_missing_builtin_metadata_says_to_reinstall(
         discover()
 
     message = str(caught.value)
-    assert "basic, reliable, unique, periodic-locks" in message
+    assert "basic, reliable, redis, unique, periodic-locks" in message
     assert "entry_points.txt" in message
     assert "pip install -e ." in message

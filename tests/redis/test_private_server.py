@@ -23,12 +23,14 @@ import pytest
 import redis
 
 from cogworker.app import App
+from cogworker.redis.connection import redact_url
 from cogworker.redis.server_state import (
     ensure_project_server,
     project_redis_dir,
     read_state,
     stop_project_server,
 )
+from helpers.redis_access import client_of
 
 _RESP_LINE = 200
 
@@ -157,10 +159,10 @@ def test_an_app_without_a_url_uses_the_private_server_with_its_password(
     monkeypatch.delenv("COGWORKER_REDIS_URL", raising=False)
     app = App()
     try:
-        assert app.broker.client.ping() is True
+        assert client_of(app).ping() is True
         state = read_state(project_redis_dir(open_project))
         assert state is not None and state.password is not None
-        assert app.redis_url() == state.url
+        assert app.broker.describe() == redact_url(state.url)  # no password shown
     finally:
         app.close()
     assert ensure_project_server(open_project) == state.url  # reused, same password

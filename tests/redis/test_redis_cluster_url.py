@@ -15,6 +15,7 @@ from cogworker.redis.cluster import SlotOwnerSSLConnection, namespace_slot
 from cogworker.redis.connection import make_client
 from cogworker.redis.keys import KeySchema
 from cogworker.redis.server_process import free_port
+from helpers.redis_access import keys_of
 from helpers.redis_cluster import start_cluster
 from helpers.redis_servers import RedisServerFactory
 
@@ -57,8 +58,8 @@ def test_no_reachable_node_is_unavailable_and_names_the_slot(namespace: str) -> 
 
 def test_a_cluster_url_makes_the_keys_hash_tagged(namespace: str) -> None:
     app = App(redis_url="redis+cluster://node1:6379,node2:6379", namespace=namespace)
-    assert app.keys.cluster is True
-    assert app.keys.queue("default") == f"{{{namespace}}}:queue:default"
+    assert keys_of(app).cluster is True
+    assert keys_of(app).queue("default") == f"{{{namespace}}}:queue:default"
 
 
 def test_rediss_cluster_url_uses_tls_connections() -> None:

@@ -210,7 +210,7 @@ def test_a_worker_waiting_for_redis_says_where_the_url_came_from(
     start_worker: StartWorker,
 ) -> None:
     worker = start_worker(WORK_JOBS, url="redis://127.0.0.1:1/0", wait=False)
-    worker.wait_for_output("waiting for Redis at redis://127.0.0.1:1/0 (setting redis_url, "
+    worker.wait_for_output("waiting for the broker at redis://127.0.0.1:1/0 (setting redis_url, "
                            "from the command-line flag --redis-url): ")
     worker.signal(signal.SIGTERM)
     assert wait_exit(worker, 20) == 0

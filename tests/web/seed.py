@@ -16,6 +16,7 @@ from cogworker.app import App
 from cogworker.core.backtrace import compress_backtrace
 from cogworker.core.payload import dumps, new_jid
 from cogworker.core.periodic_types import PeriodicEntry
+from helpers.redis_access import client_of, keys_of
 
 SCRIPT = "<script>alert(1)</script>"
 IMG = '"><img src=x onerror=alert(1)>'
@@ -57,7 +58,7 @@ def seed(app: App, now: float | None = None) -> Seeded:
     """Queues, retrying, dead and scheduled jobs, two live processes, throughput, cron
     entries and unique locks."""
     now = time.time() if now is None else now
-    client, keys = app.broker.client, app.keys
+    client, keys = client_of(app), keys_of(app)
     out = Seeded()
     pipe = client.pipeline(transaction=False)
     for queue, count in (("default", 120), ("mail", 35), ("reports", 4), ("critical", 0)):
@@ -107,7 +108,7 @@ def seed(app: App, now: float | None = None) -> Seeded:
 
 
 def _seed_processes(app: App, now: float, out: Seeded) -> None:
-    client, keys = app.broker.client, app.keys
+    client, keys = client_of(app), keys_of(app)
     for number, (host, queues, concurrency, running) in enumerate(
             (("web-1", ["default", "mail"], 10, 3), ("batch-7", ["reports", "default"], 5, 1))):
         identity = f"{host}:{4100 + number}:{'a1b2c3d4e5f6'[number:] + '0' * number}"
@@ -128,7 +129,7 @@ def _seed_processes(app: App, now: float, out: Seeded) -> None:
 
 
 def _seed_counters(app: App, now: float) -> None:
-    client, keys = app.broker.client, app.keys
+    client, keys = client_of(app), keys_of(app)
     client.set(keys.stats_processed, 1_284_551)
     client.set(keys.stats_failed, 3_207)
     hour = int(now // 3600)
@@ -148,14 +149,14 @@ def _seed_cron(app: App, now: float, out: Seeded) -> None:
         PeriodicEntry("30 9 * * 1-5", "mail.SendDigest", [{"segment": "trial"}], queue="mail"),
     ]
     app.broker.periodic.publish(out.cron, replace=True)
-    client, keys = app.broker.client, app.keys
+    client, keys = client_of(app), keys_of(app)
     client.set(keys.periodic_last_slot(out.cron[0].pjid), int(now // 300) * 300)
     client.set(keys.periodic_running(out.cron[1].pjid), out.queues["reports"][0], ex=3000)
     client.sadd(keys.periodic_disabled, out.cron[2].pjid)
 
 
 def _seed_locks(app: App, out: Seeded) -> None:
-    client, keys = app.broker.client, app.keys
+    client, keys = client_of(app), keys_of(app)
     owners = {"3f2a9c0d1e": out.queues["default"][0], "77b01c9ee2": out.retry[0],
               "c0ffee1234:run": out.running[0], "deadbeef00": new_jid()}
     for digest, owner in owners.items():

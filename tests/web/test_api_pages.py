@@ -21,6 +21,7 @@ from cogworker.app import App
 from cogworker.core.broker import SearchPage
 from cogworker.core.errors import PayloadError
 from cogworker.redis.scripts import declared_key_count, script_source
+from helpers.redis_access import client_of, keys_of
 from web.seed import SCRIPT, Seeded
 
 
@@ -95,7 +96,7 @@ def test_find_job_looks_in_every_state(web_app: App, seeded: Seeded) -> None:
 
 
 def test_actions_change_redis(web_app: App, seeded: Seeded) -> None:
-    client, keys = web_app.broker.client, web_app.keys
+    client, keys = client_of(web_app), keys_of(web_app)
     retrying = find_job(web_app, seeded.retry[0], "retrying")
     assert retrying is not None
     assert reschedule(web_app, "retrying", retrying.jid, 10, score=retrying.score, now=1000.0)
@@ -128,8 +129,8 @@ def test_fleet_pages(web_app: App, seeded: Seeded) -> None:
     assert card.running == 3 and len(card.jobs) == 2 and card.beat_age is not None
     by_memory = process_page(web_app, sort="memory")
     assert by_memory.cards[0].process.identity == seeded.processes[1]
-    pubsub = web_app.broker.client.pubsub()  # type: ignore[no-untyped-call]
-    pubsub.subscribe(*(web_app.keys.signal(i) for i in seeded.processes))
+    pubsub = client_of(web_app).pubsub()  # type: ignore[no-untyped-call]
+    pubsub.subscribe(*(keys_of(web_app).signal(i) for i in seeded.processes))
     deadline = time.monotonic() + 5
     while pubsub.get_message(timeout=0.2) is not None and time.monotonic() < deadline:
         pass  # the subscribe confirmations
@@ -187,7 +188,7 @@ def test_locating_goes_on_from_its_cursor(web_app: App, seeded: Seeded) -> None:
 
 
 def test_lock_page_pages_with_a_cursor(web_app: App, seeded: Seeded) -> None:
-    client, keys = web_app.broker.client, web_app.keys
+    client, keys = client_of(web_app), keys_of(web_app)
     for index in range(120):
         client.set(keys.unique(f"bulk{index:04d}"), f"jid{index}", ex=600)
     seen: set[str] = set()

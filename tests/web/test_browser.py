@@ -17,6 +17,7 @@ from starlette.routing import Route
 
 from cogworker.app import App
 from cogworker.core.payload import dumps, new_jid
+from helpers.redis_access import client_of, keys_of
 from web.conftest import LiveServer, NewPage, serve
 
 pytestmark = pytest.mark.slow
@@ -25,8 +26,8 @@ pytestmark = pytest.mark.slow
 @contextmanager
 def signals(app: App, identity: str) -> Iterator[list[bytes]]:
     """Collect what is published on a process's control channel."""
-    pubsub = app.broker.client.pubsub()  # type: ignore[no-untyped-call]
-    pubsub.subscribe(app.keys.signal(identity))
+    pubsub = client_of(app).pubsub()  # type: ignore[no-untyped-call]
+    pubsub.subscribe(keys_of(app).signal(identity))
     while pubsub.get_message(timeout=1.0) is None:
         pass  # wait for the subscribe confirmation
     received: list[bytes] = []
@@ -56,7 +57,7 @@ def no_dialogs(page: Any) -> list[str]:
 @pytest.mark.parametrize("javascript", [True, False], ids=["js", "no-js"])
 def test_retry_and_delete_from_the_jobs_table(live: LiveServer, new_page: NewPage,
                                               javascript: bool) -> None:
-    client, keys = live.app.broker.client, live.app.keys
+    client, keys = client_of(live.app), keys_of(live.app)
     page = new_page(javascript=javascript)
     page.on("dialog", lambda dialog: dialog.accept())
     page.goto(live.url + "/jobs?status=retrying")
@@ -77,7 +78,7 @@ def test_retry_and_delete_from_the_jobs_table(live: LiveServer, new_page: NewPag
 @pytest.mark.parametrize("javascript", [True, False], ids=["js", "no-js"])
 def test_pause_a_queue_and_quiet_a_worker(live: LiveServer, new_page: NewPage,
                                           javascript: bool) -> None:
-    client, keys = live.app.broker.client, live.app.keys
+    client, keys = client_of(live.app), keys_of(live.app)
     page = new_page(javascript=javascript)
     page.on("dialog", lambda dialog: dialog.accept())
     page.goto(live.url + "/overview")
@@ -99,7 +100,7 @@ def test_pause_a_queue_and_quiet_a_worker(live: LiveServer, new_page: NewPage,
 def test_run_a_schedule_now_and_clear_with_typed_confirmation(live: LiveServer,
                                                               new_page: NewPage,
                                                               javascript: bool) -> None:
-    client, keys = live.app.broker.client, live.app.keys
+    client, keys = client_of(live.app), keys_of(live.app)
     page = new_page(javascript=javascript)
     page.goto(live.url + "/schedules?sort=job")
     before = client.llen(keys.queue("default"))
@@ -124,9 +125,9 @@ def test_reschedule_from_the_detail_panel(live: LiveServer, new_page: NewPage) -
     started = time.time()
     page.click("#jobs-detail button:has-text('Reschedule')")
     page.wait_for_selector("#jobs-detail .notice:has-text('Rescheduled')")
-    entry = next(raw for raw, _ in live.app.broker.client.zscan_iter(live.app.keys.retry)
+    entry = next(raw for raw, _ in client_of(live.app).zscan_iter(keys_of(live.app).retry)
                  if jid.encode() in raw)
-    score = live.app.broker.client.zscore(live.app.keys.retry, entry)
+    score = client_of(live.app).zscore(keys_of(live.app).retry, entry)
     assert score is not None and started + 7190 < score < time.time() + 7210
 
 
@@ -134,7 +135,7 @@ def test_live_refresh_shows_new_jobs_and_can_be_turned_off(live: LiveServer,
                                                            new_page: NewPage) -> None:
     page = new_page()
     page.goto(live.url + "/overview")
-    live.app.broker.client.lpush(live.app.keys.queue("critical"), dumps(
+    client_of(live.app).lpush(keys_of(live.app).queue("critical"), dumps(
         {"class": "Urgent", "args": [], "queue": "critical", "jid": new_jid(),
          "created_at": time.time(), "enqueued_at": time.time()}))
     critical = page.locator("#overview-queues tr", has=page.locator("a:text-is('critical')"))
@@ -200,4 +201,4 @@ def test_a_form_on_another_site_cannot_act(live: LiveServer, browser: Any) -> No
         context.close()
         server.should_exit = True
         thread.join(10)
-    assert not live.app.broker.client.sismember(live.app.keys.paused_queues, "mail")
+    assert not client_of(live.app).sismember(keys_of(live.app).paused_queues, "mail")

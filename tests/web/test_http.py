@@ -9,6 +9,7 @@ from html import unescape
 import httpx
 import pytest
 
+from helpers.redis_access import client_of, keys_of
 from web.conftest import LiveServer, StartServer
 from web.seed import HOSTILE, IMG, SCRIPT, Seeded
 
@@ -81,7 +82,7 @@ def test_security_headers_on_every_response(http: httpx.Client) -> None:
 
 def test_actions_change_redis_and_go_back(http: httpx.Client, live: LiveServer,
                                          seeded: Seeded) -> None:
-    client, keys = live.app.broker.client, live.app.keys
+    client, keys = client_of(live.app), keys_of(live.app)
     back = "/jobs?status=retrying&page=1"
     jid = jid_fields(http.get(back).text)[0]
     response = http.post("/jobs/retrying/retry", data={"jid": jid, "back": back},
@@ -142,7 +143,7 @@ def test_read_only_hides_and_refuses_every_action(start_server: StartServer,
             assert 'method="post"' not in html, path
         response = http.post("/queues/pause", data={"queue": "mail"}, headers=SAME_ORIGIN)
         assert response.status_code == 403 and "read-only" in response.text
-    assert not live.app.broker.client.sismember(live.app.keys.paused_queues, "mail")
+    assert not client_of(live.app).sismember(keys_of(live.app).paused_queues, "mail")
 
 
 def test_unknown_paths_are_404(http: httpx.Client) -> None:

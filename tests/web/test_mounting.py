@@ -18,6 +18,7 @@ from starlette.routing import Mount
 
 from cogworker.app import App
 from cogworker.web import create_app
+from helpers.redis_access import client_of, keys_of
 from web.conftest import serve
 from web.seed import seed
 
@@ -80,7 +81,7 @@ def test_mounted_in_starlette_every_link_carries_the_prefix(web_app: App,
     finally:
         server.should_exit = True
         thread.join(10)
-    assert web_app.broker.client.sismember(web_app.keys.paused_queues, "mail")
+    assert client_of(web_app).sismember(keys_of(web_app).paused_queues, "mail")
 
 
 def test_fastapi_example_behind_its_login(example: object) -> None:
@@ -98,7 +99,7 @@ def test_fastapi_example_behind_its_login(example: object) -> None:
     finally:
         server.should_exit = True
         thread.join(10)
-    assert module.jobs.broker.client.sismember(module.jobs.keys.paused_queues, "mail")
+    assert client_of(module.jobs).sismember(keys_of(module.jobs).paused_queues, "mail")
 
 
 def test_flask_example_behind_its_login(example: object) -> None:
@@ -111,7 +112,7 @@ def test_flask_example_behind_its_login(example: object) -> None:
     done = client.post("/cogworker/jobs/dead/clear", data={"confirm": "dead"},
                        headers={**ADMIN, "Sec-Fetch-Site": "same-origin"})
     assert done.status_code == 303 and done.headers["location"].startswith("/cogworker/jobs")
-    assert module.jobs.broker.client.zcard(module.jobs.keys.dead) == 0
+    assert client_of(module.jobs).zcard(keys_of(module.jobs).dead) == 0
 
 
 def test_flask_dispatcher_mount(example: object) -> None:
@@ -139,4 +140,4 @@ def test_django_example_for_staff_only(example: object) -> None:
     done = client.post("/cogworker/queues/pause", {"queue": "mail"},
                        headers={**ADMIN, "Sec-Fetch-Site": "same-origin"})
     assert done.status_code == 303
-    assert module.jobs.broker.client.sismember(module.jobs.keys.paused_queues, "mail")
+    assert client_of(module.jobs).sismember(keys_of(module.jobs).paused_queues, "mail")

@@ -15,6 +15,7 @@ from cogworker import hookimpl
 from cogworker.app import App
 from cogworker.web.security import sign, valid_token
 from cogworker.web.server import UnsafeBindError, check_bind, is_loopback
+from helpers.redis_access import client_of, keys_of
 from web.conftest import LiveServer, StartServer
 from web.seed import Seeded
 
@@ -28,7 +29,7 @@ def token_of(http: httpx.Client) -> str:
 
 
 def paused(live: LiveServer) -> bool:
-    return bool(live.app.broker.client.sismember(live.app.keys.paused_queues, "mail"))
+    return bool(client_of(live.app).sismember(keys_of(live.app).paused_queues, "mail"))
 
 
 @pytest.mark.parametrize("site", ["cross-site", "same-site", "none"])

@@ -7,17 +7,30 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from cogworker.core.middleware import ClientMiddleware, PushContext, run_chain
 from cogworker.core.payload import Payload, encode, normalize
-
-if TYPE_CHECKING:
-    from cogworker.app import App
+from cogworker.core.plugin_host import PluginHost
 
 BULK_BATCH = 1_000
 
 Dispatcher = Callable[[PushContext], str | None]
+
+
+class PushHost(PluginHost, Protocol):
+    """What the push path needs of its app: the plugin view, the app's own client
+    middleware, and the dispatch a testing mode puts in place of the broker's store."""
+
+    @property
+    def client_middleware(self) -> Sequence[ClientMiddleware]:
+        """The app's own client middleware, run after the plugins'."""
+        ...
+
+    @property
+    def dispatch_override(self) -> Dispatcher | None:
+        """The last step of a push in a testing mode (fake, inline); None: the broker."""
+        ...
 
 
 @dataclass(slots=True)
@@ -46,7 +59,7 @@ def _check_at(job: Payload) -> None:
 class Client:
     """Pushes jobs for one app."""
 
-    def __init__(self, app: App) -> None:
+    def __init__(self, app: PushHost) -> None:
         self.app = app
         self._plugin_chain: tuple[object, list[ClientMiddleware]] | None = None
 

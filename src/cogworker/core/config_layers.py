@@ -327,6 +327,7 @@ _CONVERTERS: dict[str, Converter] = {
     "orphan_check_interval": _to_float,
     "dead_max_jobs": _to_int,
     "dead_timeout": _to_float,
+    "default_plugins": _to_name_list,
     "plugins": _to_name_list,
     "log_level": _to_text,
     "log_format": _to_text,

@@ -12,15 +12,15 @@ from __future__ import annotations
 import datetime as dt
 import time
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Generic
+from typing import TYPE_CHECKING, Any, Generic, Protocol
 
 from typing_extensions import ParamSpec
 
 from cogworker.core.payload import Payload, check_json_args, complete, resolve_at
 
 if TYPE_CHECKING:
-    from cogworker.app import App
     from cogworker.core.job import JobDefinition
+    from cogworker.core.registry import JobRegistry
 
 P = ParamSpec("P", default=...)
 """A job's parameters; unknown (``...``, anything goes) where no job pins them."""
@@ -44,6 +44,25 @@ def to_epoch(when: float | int | dt.datetime | dt.timedelta, now: float | None =
     return resolve_at(float(when), now)
 
 
+class EnqueueHost(Protocol):
+    """What an enqueue call needs of its app (:class:`cogworker.App` is one): the clock
+    pushes are stamped with, the registry that checks overrides, and the push path."""
+
+    @property
+    def clock(self) -> Callable[[], float]:
+        """The time pushes are stamped with, in epoch seconds."""
+        ...
+
+    @property
+    def registry(self) -> JobRegistry:
+        """The app's jobs; checks one-call option overrides."""
+        ...
+
+    def submit(self, payload: Payload) -> str | None:
+        """Push a complete payload through the client chain; the jid or None."""
+        ...
+
+
 class Enqueuer(Generic[P]):
     """``perform_async`` and friends for one job, with optional one-call overrides.
 
@@ -58,7 +77,7 @@ class Enqueuer(Generic[P]):
     but hands the push to ``defer``, which runs it when the transaction commits.
     """
 
-    def __init__(self, app: App, definition: JobDefinition, overrides: Mapping[str, Any],
+    def __init__(self, app: EnqueueHost, definition: JobDefinition, overrides: Mapping[str, Any],
                  defer: DeferPush | None = None):
         self._app = app
         self._definition = definition

@@ -17,18 +17,15 @@ import datetime as dt
 import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, overload
+from typing import Any, ClassVar, Generic, Protocol, overload
 
 from typing_extensions import TypeVar
 
-from cogworker.core.enqueuer import Enqueuer, P
+from cogworker.core.enqueuer import EnqueueHost, Enqueuer, P
 from cogworker.core.errors import JobDefinitionError
 from cogworker.core.job_options import check_reserved
 from cogworker.core.job_signature import CallSignature
 from cogworker.core.payload import DEFAULT_QUEUE, Payload, check_json_args
-
-if TYPE_CHECKING:
-    from cogworker.app import App
 
 UNIQUE_MODES = ("until_executed", "until_executing", "while_executing")
 
@@ -107,6 +104,28 @@ def split_options(name: str, options: Mapping[str, Any]) -> tuple[dict[str, Any]
     return stored, local
 
 
+class FakeModeView(Protocol):
+    """The recorded jobs of fake mode, by stored job name (``app.testing`` is one)."""
+
+    def jobs_of(self, job: str, /) -> list[Payload]: ...
+
+    def clear(self, job: str, /) -> None: ...
+
+    def perform_one(self, job: str, /) -> object: ...
+
+    def drain(self, job: str, /) -> int: ...
+
+
+class JobHost(EnqueueHost, Protocol):
+    """What a declared job needs of its app (:class:`cogworker.App` is one): the enqueue
+    path and fake mode's recorded jobs."""
+
+    @property
+    def testing(self) -> FakeModeView:
+        """Fake and inline mode, and the jobs fake mode recorded."""
+        ...
+
+
 class JobFunction(Generic[P, R]):
     """What ``@app.job`` returns for a function: still callable, plus the enqueue calls.
 
@@ -116,7 +135,7 @@ class JobFunction(Generic[P, R]):
     ``JobFunction`` annotation means ``JobFunction[..., Any]``: any job function.
     """
 
-    def __init__(self, app: App, definition: JobDefinition, func: Callable[P, R]):
+    def __init__(self, app: JobHost, definition: JobDefinition, func: Callable[P, R]):
         self.app = app
         self.definition = definition
         self.func = func
@@ -189,7 +208,7 @@ class _PerformsWith(Protocol[P]):
     def perform(self, *args: P.args, **kwargs: P.kwargs) -> Any: ...
 
     @classmethod
-    def _registration(cls) -> tuple[App, JobDefinition]: ...
+    def _registration(cls) -> tuple[JobHost, JobDefinition]: ...
 
 
 def _class_enqueuer(job_class: type[_PerformsWith[P]]) -> Enqueuer[P]:
@@ -239,7 +258,7 @@ class Job:
     jid: str
     job: Payload
 
-    _cogworker_app: ClassVar[App | None] = None
+    _cogworker_app: ClassVar[JobHost | None] = None
     _cogworker_definition: ClassVar[JobDefinition | None] = None
 
     jobs = _RecordedJobs()
@@ -260,7 +279,7 @@ class Job:
         return merged
 
     @classmethod
-    def _registration(cls) -> tuple[App, JobDefinition]:
+    def _registration(cls) -> tuple[JobHost, JobDefinition]:
         definition = cls.__dict__.get("_cogworker_definition")
         if cls._cogworker_app is None or definition is None:
             raise JobDefinitionError(

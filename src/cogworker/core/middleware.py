@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from cogworker.core.payload import Payload
 
 if TYPE_CHECKING:
-    from cogworker.app import App
     from cogworker.core.job import JobDefinition
+    from cogworker.core.plugin_host import PluginHost
 
 T = TypeVar("T")
 
@@ -28,7 +28,7 @@ T = TypeVar("T")
 class PushContext:
     """One push on its way through the client chain."""
 
-    app: App
+    app: PluginHost
     job: Payload
     queue: str
     scheduled_at: float | None = None
@@ -42,7 +42,7 @@ class JobContext:
     resolution error is then raised inside the chain so middleware still sees it).
     """
 
-    app: App
+    app: PluginHost
     job: Payload
     queue: str
     raw: str

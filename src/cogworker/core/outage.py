@@ -3,8 +3,9 @@
 While Redis is down every thread fails every second. :class:`OutageLog` logs the first
 unavailability error of each *site* (``"fetch"``, ``"heartbeat"``...), then one summary at
 most every ``summary_interval`` seconds, and one line when the site works again. An ACL
-refusal repeats the same way (a thread retrying a channel its Redis user may not use) and is
-collapsed the same way. Any other error is logged in full every time.
+refusal repeats the same way (a thread retrying a channel its Redis user may not use), and
+so does a full store (a write refused until it has room again): both are collapsed the same
+way. Any other error is logged in full every time.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import threading
 import time
 from dataclasses import dataclass
 
-from cogworker.core.errors import BrokerPermissionError, BrokerUnavailableError
+from cogworker.core.errors import BrokerFullError, BrokerPermissionError, BrokerUnavailableError
 
 logger = logging.getLogger("cogworker.outage")
 
@@ -28,7 +29,21 @@ class _Outage:
     count: int = 1
     since_summary: int = 0
     latest: str = ""
-    refused: bool = False  # an ACL refusal, not an unreachable Redis
+    state: str = "unavailable"  # or "refused" (an ACL refusal), "full" (out of memory)
+
+
+def _state_of(exc: BaseException) -> str | None:
+    """How an outage of ``exc`` reads, or None for an error that is no outage."""
+    if isinstance(exc, BrokerPermissionError):
+        return "refused"
+    if isinstance(exc, BrokerFullError):
+        return "full"
+    if isinstance(exc, BrokerUnavailableError):
+        return "unavailable"
+    return None
+
+
+_RECOVERED = {"refused": "allows it", "full": "has room", "unavailable": "available"}
 
 
 class OutageLog:
@@ -41,8 +56,8 @@ class OutageLog:
 
     def report(self, site: str, exc: BaseException) -> None:
         """Log ``exc`` raised at ``site``, collapsing repeats of unavailability."""
-        refused = isinstance(exc, BrokerPermissionError)
-        if not refused and not isinstance(exc, BrokerUnavailableError):
+        state = _state_of(exc)
+        if state is None:
             self._log.error("%s: %s: %s", site, type(exc).__name__, exc, exc_info=exc)
             return
         now = time.monotonic()
@@ -50,7 +65,7 @@ class OutageLog:
             outage = self._outages.get(site)
             if outage is None:
                 self._outages[site] = _Outage(started=now, last_summary=now, latest=str(exc),
-                                              refused=refused)
+                                              state=state)
                 first = True
             else:
                 first = False
@@ -61,7 +76,6 @@ class OutageLog:
                 if due:
                     repeats, outage.since_summary, outage.last_summary = (
                         outage.since_summary, 0, now)
-        state = "refused" if refused else "unavailable"
         if first:
             self._log.error("%s: Redis %s: %s (repeats summarized every %ds)",
                             site, state, exc, int(self._interval))
@@ -77,7 +91,7 @@ class OutageLog:
             outage = self._outages.pop(site, None)
         if outage is not None:
             self._log.warning("%s: Redis %s again after %d error(s) over %.0fs", site,
-                              "allows it" if outage.refused else "available",
+                              _RECOVERED[outage.state],
                               outage.count, time.monotonic() - outage.started)
 
     def is_down(self, site: str) -> bool:

@@ -1,9 +1,10 @@
 """``PluginHost``: the narrow view of the application a plugin's hooks receive.
 
 A plugin sees the settings, the broker contract, this process's identity and clock, the
-hooks facade, the job registry, a logger of its own, its own options, and ``extras`` (a
-place to keep its per-app state under its name). Nothing else: in particular no Redis
-client, so a plugin written against this view runs on every broker.
+hooks facade, the job registry, a logger of its own, its own options, ``extras`` (a
+place to keep its per-app state under its name), and ``push``/``submit`` to enqueue jobs.
+Nothing else: in particular no Redis client, so a plugin written against this view runs on
+every broker.
 :class:`cogworker.App` satisfies it structurally.
 
 Options: a plugin's options live under ``plugin_options.<plugin name>`` in every settings
@@ -22,6 +23,7 @@ from typing import Any, Protocol
 
 from cogworker.core.broker import Broker
 from cogworker.core.hooks import Hooks
+from cogworker.core.payload import Payload
 from cogworker.core.registry import JobRegistry
 from cogworker.core.settings import Settings
 
@@ -79,6 +81,17 @@ class PluginHostBase(Protocol):
     def options(self, plugin_name: str) -> Mapping[str, Any]:
         """Plugin ``plugin_name``'s options (``plugin_options.<name>``; {} when none are
         set), read-only, for the plugin to validate."""
+        ...
+
+    def push(self, payload: Mapping[str, Any]) -> str | None:
+        """Push a raw payload dict (``class``, ``args``, ``queue``...) through the client
+        chain, as ``perform_async`` does (a plugin enqueues a callback so). Returns the
+        jid, or None when a middleware or a unique lock stopped the push."""
+        ...
+
+    def submit(self, payload: Payload) -> str | None:
+        """Push a payload that is already complete (``class``, checked ``args``, ``queue``,
+        ``jid``, ``retry``, ``created_at``) through the client chain; the jid or None."""
         ...
 
 

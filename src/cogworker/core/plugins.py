@@ -4,7 +4,8 @@ Step by step (``docs/reference/plugin-discovery.md`` tells the same story for us
 
 1. :func:`discover` lists every entry point of the ``cogworker`` group, imports nothing,
    and fails when a name is claimed by two distributions or a builtin is missing.
-2. :func:`resolve_active` starts from the fetch plugin plus :data:`DEFAULT_PLUGINS` and
+2. :func:`resolve_active` starts from the fetch plugin plus the ``default_plugins``
+   setting (declared data, default :data:`~cogworker.core.settings.DEFAULT_PLUGINS`) and
    applies ``NAME`` / ``no:NAME`` / ``module.path:`` changes in order. An explicitly
    activated plugin that implements ``cogworker_make_fetcher`` takes the fetch slot.
 3. :func:`load_plugins` imports the active plugins in sorted order, registers them, checks
@@ -35,13 +36,13 @@ from cogworker.core.errors import (
 )
 from cogworker.core.hooks import arm_addhooks, tracing_requested
 from cogworker.core.markers import PROJECT_NAME
-from cogworker.core.settings import DEACTIVATE_PREFIX, Settings
+from cogworker.core.settings import DEACTIVATE_PREFIX, DEFAULT_PLUGINS, Settings
 
 logger = logging.getLogger(__name__)
 
 ENTRY_POINT_GROUP = "cogworker"
-BUILTIN_PLUGINS: tuple[str, ...] = ("basic", "reliable", "unique", "periodic-locks")
-DEFAULT_PLUGINS: tuple[str, ...] = ("unique", "periodic-locks")
+BUILTIN_PLUGINS: tuple[str, ...] = ("basic", "reliable", "redis", "unique", "periodic-locks")
+"""The entry points cogworker's own metadata declares: only to tell a broken install."""
 LOCAL_SUFFIX = ":"
 LOCAL_DISTRIBUTION = "(local module)"
 FETCHER_HOOK = "cogworker_make_fetcher"
@@ -164,7 +165,8 @@ def _entry_from(entry_point: importlib.metadata.EntryPoint) -> CatalogEntry:
 
 def resolve_active(catalog: Catalog, fetch: str, changes: Sequence[str],
                    settings: Settings | None = None) -> list[str]:
-    """The names to activate: ``[fetch, *DEFAULT_PLUGINS]`` with ``changes`` applied.
+    """The names to activate: ``[fetch, *settings.default_plugins]`` (without ``settings``:
+    :data:`~cogworker.core.settings.DEFAULT_PLUGINS`) with ``changes`` applied.
 
     ``"NAME"`` activates, ``"no:NAME"`` deactivates, ``"module.path:"`` activates a module
     directly; later changes win. An explicitly activated plugin implementing
@@ -176,20 +178,26 @@ def resolve_active(catalog: Catalog, fetch: str, changes: Sequence[str],
     when an explicitly activated plugin fails to import. With ``settings`` (whose
     ``fetch`` and ``plugins`` these are), an unknown name's error says where it was set.
     """
+    defaults = DEFAULT_PLUGINS if settings is None else settings.default_plugins
     try:
-        return _resolve(catalog, fetch, changes)
+        return _resolve(catalog, fetch, defaults, changes)
     except PluginNotFoundError as exc:
         if settings is None:
             raise
         source = (settings.source_of_plugin(exc.name) or
-                  (settings.source_of("fetch") if exc.name == fetch else None))
+                  (settings.source_of("fetch") if exc.name == fetch else None) or
+                  (settings.sources.get("default_plugins")
+                   if exc.name in settings.default_plugins else None))
         described = describe_source(source) if source is not None else None
         raise PluginNotFoundError(exc.name, exc.installed, exc.suggestion, described) from None
 
 
-def _resolve(catalog: Catalog, fetch: str, changes: Sequence[str]) -> list[str]:
+def _resolve(catalog: Catalog, fetch: str, defaults: Sequence[str],
+             changes: Sequence[str]) -> list[str]:
     catalog.entry(fetch)
-    active = [fetch, *(name for name in DEFAULT_PLUGINS if name != fetch)]
+    for name in defaults:
+        catalog.entry(name)
+    active = [fetch, *(name for name in dict.fromkeys(defaults) if name != fetch)]
     explicit: list[str] = []
     for change in changes:
         blocked = change.startswith(DEACTIVATE_PREFIX)

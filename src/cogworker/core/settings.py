@@ -19,13 +19,15 @@ from types import MappingProxyType
 from typing import Any
 from urllib.parse import urlsplit
 
+from cogworker.core.broker.factory import url_scheme
 from cogworker.core.errors import ConfigurationError
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 LOG_FORMATS = ("text", "json")
-REDIS_URL_SCHEMES = ("redis://", "rediss://", "unix://", "redis+sentinel://",
-                     "rediss+sentinel://", "redis+cluster://", "rediss+cluster://")
 DEACTIVATE_PREFIX = "no:"
+DEFAULT_PLUGINS: tuple[str, ...] = ("redis", "unique", "periodic-locks")
+"""The default of ``default_plugins``: the Redis broker, unique jobs and cron locks (the
+fetch plugin, ``fetch``, comes on top)."""
 PROVENANCE = "provenance"  # marks the one field that is not a setting
 MAX_CONCURRENCY = 1000
 DEFAULT_PUSH_BUSY_WAIT = 50e-6  # see cogworker.redis.line_socket
@@ -71,6 +73,7 @@ class Settings:
     orphan_check_interval: float = 60.0
     dead_max_jobs: int = 10000
     dead_timeout: float = 15552000.0
+    default_plugins: tuple[str, ...] = DEFAULT_PLUGINS
     plugins: tuple[str, ...] = ()
     log_level: str = "INFO"
     log_format: str = "text"
@@ -229,11 +232,17 @@ def _is_optional_text(value: object) -> bool:
     return value is None or (isinstance(value, str) and value != "")
 
 
-def _is_redis_url(value: object) -> bool:
+def _is_broker_url(value: object) -> bool:
+    """None, or a URL with a scheme (which schemes: the active broker plugins decide)."""
     if value is None:
         return True
-    return (isinstance(value, str) and value.startswith(REDIS_URL_SCHEMES)
-            and _ports_are_numbers(value))
+    if not isinstance(value, str):
+        return False
+    try:
+        url_scheme(value)
+    except ValueError:
+        return False
+    return _ports_are_numbers(value)
 
 
 def _ports_are_numbers(url: str) -> bool:
@@ -277,9 +286,11 @@ def _read_only_options(
 
 _RULES: dict[str, _Rule] = {
     "redis_url": _Rule(
-        f"a Redis URL starting with {', '.join(REDIS_URL_SCHEMES)}, with a port from 1 to "
-        "65535 if it names one (or leave the setting unset to use the private redis-server)",
-        _is_redis_url
+        "a broker URL with a scheme (redis://, rediss://, unix://, redis+sentinel://, "
+        "redis+cluster://... for the redis plugin; memory:// with the memory plugin), with a "
+        "port from 1 to 65535 if it names one (or leave the setting unset to use the "
+        "private redis-server)",
+        _is_broker_url
     ),
     "namespace": _Rule("a non-empty string without whitespace or braces ({ })", _is_namespace),
     "cluster": _Rule("true or false", _is_bool),
@@ -311,6 +322,11 @@ _RULES: dict[str, _Rule] = {
     "orphan_check_interval": _seconds_above_zero(),
     "dead_max_jobs": _int_at_least(1),
     "dead_timeout": _seconds_above_zero(),
+    "default_plugins": _Rule(
+        f"plugin names, each made of {_PLUGIN_NAME_TEXT} (the set ``plugins`` changes)",
+        _is_plugin_name,
+        per_item=True,
+    ),
     "plugins": _Rule(
         f"plugin changes, each NAME to activate or no:NAME to deactivate, NAME made of "
         f"{_PLUGIN_NAME_TEXT}",

@@ -25,7 +25,7 @@ import threading
 import types
 from collections.abc import Callable
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from cogworker.core.job import Job, JobFunction
 from cogworker.core.payload import Payload, decode, encode
@@ -39,6 +39,7 @@ from cogworker.worker.death import release_job_locks
 
 if TYPE_CHECKING:
     from cogworker.app import App
+    from cogworker.core.broker import Broker
     from cogworker.core.client import Dispatcher
     from cogworker.core.middleware import PushContext
 
@@ -122,7 +123,9 @@ class Testing:
             if self._mode == "disabled":
                 # The broker in force (private: None means "build from the settings later").
                 self._saved = (app._broker, app.dispatch_override)
-                app.use_broker(self._memory)
+                # The test-mode store has the facets fake and inline mode reach (queues,
+                # locks, sets), not the whole contract: the full MemoryBroker replaces it.
+                app.use_broker(cast("Broker", self._memory))
                 app.dispatch_override = self._dispatch
             elif mode == "disabled":
                 broker, override = self._saved

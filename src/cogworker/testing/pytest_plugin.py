@@ -30,9 +30,6 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import pytest
-import redis
-
-from cogworker.redis.server import RedisServer
 
 if TYPE_CHECKING:
     from cogworker.app import App
@@ -75,25 +72,20 @@ def cogworker_inline(cogworker_app: App) -> Iterator[Testing]:
 @pytest.fixture(scope="session")
 def cogworker_redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """URL of a private redis-server for this test session (no persistence)."""
-    server = RedisServer(tmp_path_factory.mktemp("cogworker-redis"), appendonly=False,
-                         extra_args=("--save", ""))
-    with server:
-        yield server.url
+    from cogworker.redis.test_server import session_server
+
+    with session_server(tmp_path_factory.mktemp("cogworker-redis")) as url:
+        yield url
 
 
 @pytest.fixture
 def cogworker_namespace(cogworker_redis_url: str) -> Iterator[str]:
     """A key namespace only this test uses; its keys are deleted afterwards."""
+    from cogworker.redis.test_server import delete_namespace
+
     namespace = f"test-{uuid.uuid4().hex[:10]}"
     yield namespace
-    client = redis.Redis.from_url(cogworker_redis_url)
-    try:
-        for pattern in (f"{namespace}:*", f"{{{namespace}}}:*"):
-            batch = list(client.scan_iter(match=pattern, count=500))
-            if batch:
-                client.delete(*batch)
-    finally:
-        client.close()
+    delete_namespace(cogworker_redis_url, namespace)
 
 
 @pytest.fixture

@@ -58,7 +58,6 @@ from cogworker.core.broker.held import (
     RecoveryReport,
     StepFailure,
 )
-from cogworker.core.broker.legacy import LegacyBroker, LegacyFetcher, LockBackend
 from cogworker.core.broker.locks import LockClaim, LockPage, LockRecord, LockStore, Relock
 from cogworker.core.broker.periodic import PeriodicStore, running_lock_name
 from cogworker.core.broker.processes import (
@@ -106,10 +105,7 @@ __all__ = [
     "HeldJobStore",
     "HourlyCount",
     "JobSets",
-    "LegacyBroker",
-    "LegacyFetcher",
     "LocatePage",
-    "LockBackend",
     "LockClaim",
     "LockPage",
     "LockRecord",

@@ -33,10 +33,11 @@ def scenario(func: Scenario) -> Scenario:
 def pushed(queue: str) -> list[list[Any]]:
     """The args of every job on ``queue``, oldest first."""
     from cogworker.contrib.django import get_app
+    from cogworker.redis.plugin import key_schema
 
     client = redis.Redis.from_url(os.environ["CWSITE_REDIS_URL"])
     try:
-        raws = client.lrange(get_app().keys.queue(queue), 0, -1)
+        raws = client.lrange(key_schema(get_app().settings).queue(queue), 0, -1)
     finally:
         client.close()
     return [json.loads(raw)["args"] for raw in reversed(raws)]

@@ -1,0 +1,71 @@
+"""Hook specifications: middleware."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from cogworker.core.markers import hookspec
+
+if TYPE_CHECKING:
+    from cogworker.core.middleware import ClientMiddleware, ServerMiddleware
+    from cogworker.core.plugin_host import PluginHost
+
+SECTION = "Middleware"
+"""The title of these hooks in the hook reference."""
+
+
+@hookspec
+def cogworker_client_middleware(app: PluginHost) -> ClientMiddleware | None:
+    """Contribute a middleware around every push.
+
+    Called once per app when the client chain is first built.
+
+    :param app: the application.
+
+    Returns a callable ``(ctx, call_next) -> jid | None`` or None. Results are collected
+    in pluggy call order (``tryfirst`` first); the first is the outermost wrapper. A
+    middleware that does not call ``call_next()`` stops the push: nothing is stored.
+
+    Failure policy: propagates (an exception in the chain fails the push).
+
+    Implemented by builtin: none (unique locks have their own hooks, called first).
+
+    Example::
+
+        @cogworker.hookimpl
+        def cogworker_client_middleware(app):
+            def stamp(ctx, call_next):
+                ctx.job["tenant"] = current_tenant()
+                return call_next()
+            return stamp
+    """
+
+
+@hookspec
+def cogworker_server_middleware(app: PluginHost) -> ServerMiddleware | None:
+    """Contribute a middleware around every job run.
+
+    Called once per worker when the server chain is first built.
+
+    :param app: the application.
+
+    Returns a callable ``(ctx, call_next) -> object`` or None; collected like
+    :func:`cogworker_client_middleware`. A middleware that does not call ``call_next()``
+    skips the job, which then counts as processed.
+
+    Failure policy: an exception from a middleware is the job's failure (retry/dead).
+
+    Implemented by builtin: none.
+
+    Example::
+
+        @cogworker.hookimpl
+        def cogworker_server_middleware(app):
+            def timed(ctx, call_next):
+                started = time.monotonic()
+                try:
+                    return call_next()
+                finally:
+                    metrics.observe(ctx.job["class"], time.monotonic() - started)
+            return timed
+    """

@@ -1,0 +1,90 @@
+"""The built-in ``redis`` broker plugin: found and activated like a third party's.
+
+It owns the Redis URL schemes (:data:`REDIS_SCHEMES`) and "no URL": with no ``redis_url``
+set anywhere, it uses the project's private redis-server under ``.cogworker/`` (starting it
+when the command may, see ``may_start_server``). It builds a
+:class:`~cogworker.redis.broker.RedisBroker`; building one connects nowhere yet.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from cogworker.core.broker import BrokerSchemes, url_scheme
+from cogworker.core.errors import NoRedisError
+from cogworker.core.markers import hookimpl
+from cogworker.core.settings import Settings
+from cogworker.redis.broker import RedisBroker
+from cogworker.redis.connection import is_cluster_url, make_client, redact_url
+from cogworker.redis.keys import KeySchema
+from cogworker.redis.server_state import (
+    ensure_project_server,
+    project_redis_dir,
+    project_server_status,
+)
+
+logger = logging.getLogger(__name__)
+
+REDIS_SCHEMES: tuple[str, ...] = (
+    "redis", "rediss", "unix", "redis+sentinel", "rediss+sentinel", "redis+cluster",
+    "rediss+cluster",
+)
+SPARE_CONNECTIONS = 5
+"""Pool connections beyond one per job thread: heartbeat, poller, ticker, fetch, pushes."""
+
+
+def resolve_url(settings: Settings, project_dir: Path, may_start_server: bool) -> str:
+    """The configured URL, or the private server's (started if needed and allowed).
+
+    Raises :class:`~cogworker.core.errors.NoRedisError` when no URL is set, the private
+    server is not running and ``may_start_server`` is False.
+    """
+    if settings.redis_url:
+        return settings.redis_url
+    if may_start_server:
+        url = str(ensure_project_server(project_dir))
+        logger.info("no Redis URL configured: using the private redis-server at %s",
+                    redact_url(url))
+        return url
+    state = project_server_status(project_dir)
+    if state is not None:
+        return state.url
+    raise NoRedisError(
+        "no Redis to look at: no redis_url setting is set (looked for --redis-url, "
+        "COGWORKER_REDIS_URL, REDIS_URL, the config file and, with -A, the app's "
+        f"App(redis_url=...)), and no private redis-server runs for {project_dir} "
+        f"(looked in {project_redis_dir(project_dir)}). Pass --redis-url URL or "
+        "-A module:app, or start the private server with `cogworker redis start`"
+    )
+
+
+def key_schema(settings: Settings) -> KeySchema:
+    """The key schema of ``settings``: its namespace, hash-tagged in cluster mode."""
+    cluster = settings.cluster or is_cluster_url(settings.redis_url)
+    return KeySchema(settings.namespace, cluster=cluster)
+
+
+def build_broker(settings: Settings, project_dir: Path, may_start_server: bool) -> RedisBroker:
+    """A :class:`RedisBroker` for ``settings`` (see :func:`resolve_url` for "no URL")."""
+    url = resolve_url(settings, project_dir, may_start_server)
+    client = make_client(url, max_connections=settings.concurrency + SPARE_CONNECTIONS,
+                         namespace=settings.namespace)
+    return RedisBroker(client, key_schema(settings), dead_max_jobs=settings.dead_max_jobs,
+                       dead_timeout=settings.dead_timeout,
+                       push_busy_wait=settings.push_busy_wait, url=url)
+
+
+@hookimpl  # type: ignore[untyped-decorator, unused-ignore]
+def cogworker_broker_schemes() -> BrokerSchemes:
+    """The Redis URL schemes, and "no URL" (the private redis-server)."""
+    return BrokerSchemes(REDIS_SCHEMES, without_url=True)
+
+
+@hookimpl  # type: ignore[untyped-decorator, unused-ignore]
+def cogworker_make_broker(settings: Settings, project_dir: Path,
+                          may_start_server: bool) -> RedisBroker | None:
+    """A :class:`RedisBroker` for a Redis URL or no URL; None for any other scheme."""
+    if url_scheme(settings.redis_url) not in (*REDIS_SCHEMES, ""):
+        return None
+    return build_broker(settings, project_dir, may_start_server)
