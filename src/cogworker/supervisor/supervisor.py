@@ -1,7 +1,8 @@
 """The supervisor's loop: N children in slots, kept running until a stop.
 
 Every :data:`TICK` seconds (or at once on a signal) the loop acts on queued signal
-tokens, reaps exited children (recovering each one's jobs at once), starts due respawns,
+tokens, reaps exited children (recovering each one's jobs at once), beats for live
+children that cannot (:mod:`.vouching`), starts due respawns,
 replaces children over ``max_memory_mb``, moves a phased restart on by one child, and
 SIGKILLs children still alive after their grace period. It ends when stopping and no child
 is left. The parent runs no jobs and starts no threads.
@@ -25,6 +26,7 @@ from cogworker.supervisor.children import Child, resident_memory_mb, spawn
 from cogworker.supervisor.hard_limits import HardLimits
 from cogworker.supervisor.phased import PhasedRestart
 from cogworker.supervisor.recovery import ChildRecovery
+from cogworker.supervisor.vouching import Vouching
 
 if TYPE_CHECKING:
     from cogworker.app import App
@@ -67,6 +69,7 @@ class Supervisor:
         self._slots = _Slots()
         self._phased = PhasedRestart()
         self.hard_limits = HardLimits(app)
+        self.vouching = Vouching(app)
         self._checked = 0.0
 
     def run(self) -> int:
@@ -94,6 +97,8 @@ class Supervisor:
         self._reap()
         self.recovery.retry_pending()
         now = time.monotonic()
+        if self.vouching.due(now):
+            self.vouching.vouch(list(self.children.values()))
         if not self.stopping:
             self._respawn_due(now)
             self._phased.advance(self)
@@ -153,6 +158,7 @@ class Supervisor:
             if child.stuck:  # filed as failed first: they are not orphans to run again
                 self.hard_limits.file_timed_out(child.identity, child.stuck)
             self.hard_limits.forget(child.identity)
+            self.vouching.forget(child.identity)
             self.recovery.recover(child.identity)  # the OS vouches: no threshold to wait
             self._after_exit(child, status)
 
