@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
+import inspect
+import re
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -40,3 +43,32 @@ def test_every_hook_has_a_section(generator: ModuleType) -> None:
 
     for name in hookspecs.ALL_HOOKS:
         assert f"### `{name}`" in generated
+
+
+BUILTIN_MODULES = {
+    "basic": "cogworker.fetchers.basic",
+    "reliable": "cogworker.fetchers.reliable",
+    "redis": "cogworker.redis.plugin",
+    "unique": "cogworker.plugins.unique",
+    "periodic-locks": "cogworker.plugins.periodic_locks",
+    "web-tabs": "cogworker.web.builtin",
+}
+
+
+def named_implementers(hook: str) -> set[str]:
+    """The plugins a hookspec's "Implemented by builtin:" line names (remarks in
+    parentheses left out; "none" names none)."""
+    doc = inspect.getdoc(getattr(hookspecs, hook)) or ""
+    line = next(part for part in doc.split("\n\n") if part.startswith("Implemented by builtin:"))
+    names = re.sub(r"\([^()]*\)", "", " ".join(line.split()).removeprefix(
+        "Implemented by builtin:").rstrip(".")).replace("`", "")
+    return {name.strip() for name in names.split(",") if name.strip()} - {"none"}
+
+
+@pytest.mark.parametrize("hook", hookspecs.ALL_HOOKS)
+def test_the_implemented_by_builtin_line_is_true(hook: str) -> None:
+    implementers = {name for name, module in BUILTIN_MODULES.items()
+                    if hasattr(getattr(importlib.import_module(module), hook, None),
+                               "cogworker_impl")}
+
+    assert named_implementers(hook) == implementers

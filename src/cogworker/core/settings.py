@@ -346,3 +346,14 @@ _RULES: dict[str, _Rule] = {
 
 _FIELD_NAMES = Settings.field_names()
 _FLOAT_FIELDS = tuple(f.name for f in dataclasses.fields(Settings) if isinstance(f.default, float))
+
+
+def checked_like(setting: str, value: object, field: str, source: str | None = None) -> Any:
+    """``value`` checked by the rule of setting ``setting`` (a float field's value as a
+    float), reported as ``field``: a plugin option that a top-level setting aliases accepts
+    exactly what that setting does. Raises :class:`ConfigurationError` naming ``field``."""
+    try:
+        _RULES[setting].validate(field, value)
+    except ConfigurationError as exc:
+        raise ConfigurationError(field, exc.value, exc.accepted, source) from None
+    return float(value) if setting in _FLOAT_FIELDS else value  # type: ignore[arg-type]

@@ -34,11 +34,16 @@ from cogworker.core.broker import (
 )
 from cogworker.core.errors import BrokerFullError, UnsupportedCommandError
 from cogworker.core.markers import hookimpl
-from cogworker.core.plugin_host import PluginHost
+from cogworker.core.plugin_host import PluginHost, PluginHostBase
+from cogworker.core.plugin_options import AliasedOption, read_plugin_options
 from cogworker.fetchers.basic import BasicFetcher
 from cogworker.fetchers.recovery import hook_relock, process_recovery, recovery_pass
 from cogworker.fetchers.wakeup import WakeupListener
 from cogworker.fetchers.weighted import ALL_PAUSED_PAUSE, fetch_order
+
+PLUGIN_NAME = "reliable"
+OPTIONS = (AliasedOption("idle_max_interval", alias="fetch_idle_max_interval"),)
+"""``idle_max_interval``: the longest wait, in seconds, between looks at idle queues."""
 
 logger = logging.getLogger(__name__)
 
@@ -251,9 +256,21 @@ class ReliableFetcher:
             self._basic.close()
 
 
+def idle_max_interval(app: PluginHostBase) -> float:
+    """``plugin_options.reliable.idle_max_interval`` (alias ``fetch_idle_max_interval``)."""
+    options = read_plugin_options(app.settings, PLUGIN_NAME, OPTIONS)
+    return float(options["idle_max_interval"])
+
+
+@hookimpl
+def cogworker_configure(app: PluginHostBase) -> None:
+    """A bad ``plugin_options.reliable`` value fails at start-up."""
+    idle_max_interval(app)
+
+
 @hookimpl
 def cogworker_make_fetcher(app: PluginHost, broker: Broker) -> ReliableFetcher:
     """The reliable fetcher on any broker (it falls back to basic where jobs cannot be
     held)."""
     return ReliableFetcher(broker, app.identity, relock=hook_relock(app),
-                           idle_max_interval=app.settings.fetch_idle_max_interval)
+                           idle_max_interval=idle_max_interval(app))

@@ -4,6 +4,10 @@ It owns the Redis URL schemes (:data:`REDIS_SCHEMES`) and "no URL": with no ``re
 set anywhere, it uses the project's private redis-server under ``.cogworker/`` (starting it
 when the command may, see ``may_start_server``). It builds a
 :class:`~cogworker.redis.broker.RedisBroker`; building one connects nowhere yet.
+
+Its options (:data:`OPTIONS`): ``plugin_options.redis.cluster`` (alias ``cluster``: hash-tag
+every key for Redis Cluster) and ``plugin_options.redis.push_busy_wait`` (alias
+``push_busy_wait``), checked at start-up (``cogworker_configure``).
 """
 
 from __future__ import annotations
@@ -14,6 +18,8 @@ from pathlib import Path
 from cogworker.core.broker import BrokerSchemes, url_scheme
 from cogworker.core.errors import NoRedisError
 from cogworker.core.markers import hookimpl
+from cogworker.core.plugin_host import PluginHostBase
+from cogworker.core.plugin_options import AliasedOption, read_plugin_options
 from cogworker.core.settings import Settings
 from cogworker.redis.broker import RedisBroker
 from cogworker.redis.connection import is_cluster_url, make_client, redact_url
@@ -30,6 +36,9 @@ REDIS_SCHEMES: tuple[str, ...] = (
     "redis", "rediss", "unix", "redis+sentinel", "rediss+sentinel", "redis+cluster",
     "rediss+cluster",
 )
+PLUGIN_NAME = "redis"
+OPTIONS = (AliasedOption("cluster", alias="cluster"),
+           AliasedOption("push_busy_wait", alias="push_busy_wait"))
 SPARE_CONNECTIONS = 5
 """Pool connections beyond one per job thread: heartbeat, poller, ticker, fetch, pushes."""
 
@@ -59,9 +68,14 @@ def resolve_url(settings: Settings, project_dir: Path, may_start_server: bool) -
     )
 
 
+def redis_options(settings: Settings) -> dict[str, object]:
+    """This plugin's validated options (see :mod:`cogworker.core.plugin_options`)."""
+    return read_plugin_options(settings, PLUGIN_NAME, OPTIONS)
+
+
 def key_schema(settings: Settings) -> KeySchema:
     """The key schema of ``settings``: its namespace, hash-tagged in cluster mode."""
-    cluster = settings.cluster or is_cluster_url(settings.redis_url)
+    cluster = bool(redis_options(settings)["cluster"]) or is_cluster_url(settings.redis_url)
     return KeySchema(settings.namespace, cluster=cluster)
 
 
@@ -70,9 +84,15 @@ def build_broker(settings: Settings, project_dir: Path, may_start_server: bool) 
     url = resolve_url(settings, project_dir, may_start_server)
     client = make_client(url, max_connections=settings.concurrency + SPARE_CONNECTIONS,
                          namespace=settings.namespace)
+    busy_wait = float(redis_options(settings)["push_busy_wait"])  # type: ignore[arg-type]
     return RedisBroker(client, key_schema(settings), dead_max_jobs=settings.dead_max_jobs,
-                       dead_timeout=settings.dead_timeout,
-                       push_busy_wait=settings.push_busy_wait, url=url)
+                       dead_timeout=settings.dead_timeout, push_busy_wait=busy_wait, url=url)
+
+
+@hookimpl  # type: ignore[untyped-decorator, unused-ignore]
+def cogworker_configure(app: PluginHostBase) -> None:
+    """A bad ``plugin_options.redis`` value fails at start-up, before any broker is built."""
+    redis_options(app.settings)
 
 
 @hookimpl  # type: ignore[untyped-decorator, unused-ignore]

@@ -35,8 +35,8 @@ def cogworker_web_tabs(app: PluginHost) -> Sequence[object] | None:
 
     Failure policy: propagates (the dashboard does not start with a broken tab).
 
-    Implemented by builtin: web-tabs (Overview, Jobs, Schedules, Workers, Locks), which
-    the dashboard registers itself when it is built.
+    Implemented by builtin: web-tabs (Overview, Jobs, Schedules, Workers, Locks; the
+    dashboard registers it itself when it is built).
 
     Example::
 
