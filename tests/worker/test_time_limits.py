@@ -6,11 +6,16 @@ import asyncio
 import re
 import threading
 import time
+from collections.abc import Coroutine
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
 
 import pytest
 
 from cogworker.core.errors import JobTimeoutError
 from cogworker.worker.time_limits import TimeLimits, job_time_limit, run_limited
+
+T = TypeVar("T")
 
 
 def _spin(limits: TimeLimits, limit: float, label: str) -> None:
@@ -52,6 +57,13 @@ def test_other_threads_are_not_touched() -> None:
     assert finished.is_set()
 
 
+def _run_alone(coroutine: Coroutine[Any, Any, T]) -> T:
+    """Run ``coroutine`` on a loop of its own thread (as the worker's async runner does),
+    whatever loop this test thread may have."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
+
+
 def test_an_async_job_over_its_limit_is_cancelled() -> None:
     cancelled = []
 
@@ -63,7 +75,7 @@ def test_an_async_job_over_its_limit_is_cancelled() -> None:
             raise
 
     with pytest.raises(JobTimeoutError, match=re.escape("Slow ran past its time limit of 0.1 s")):
-        asyncio.run(run_limited(slow(), 0.1, "Slow"))
+        _run_alone(run_limited(slow(), 0.1, "Slow"))
     assert cancelled == [True]
 
 
@@ -72,7 +84,7 @@ def test_an_async_jobs_own_timeout_error_stays_its_own() -> None:
         raise TimeoutError("the job's own")
 
     with pytest.raises(TimeoutError, match="the job's own"):
-        asyncio.run(run_limited(own(), 5, "Own"))
+        _run_alone(run_limited(own(), 5, "Own"))
 
 
 def test_the_limit_comes_from_the_payload_then_the_definition_then_the_setting() -> None:
