@@ -75,7 +75,7 @@ def compare(where: str, present: set[str]) -> None:
     if missing:
         raise CheckFailed(f"{len(missing)} file(s) of src/cogworker missing from {where}:\n  "
                           + "\n  ".join(missing))
-    for required in ("cogworker/py.typed", "cogworker/fetchers/lua/fetch.lua",
+    for required in ("cogworker/py.typed", "cogworker/redis/lua/held_claim.lua",
                      "cogworker/web/static/app.js", "cogworker/web/templates/unavailable.html"):
         if required not in present:
             raise CheckFailed(f"{required} missing from {where}")

@@ -16,7 +16,7 @@ from cogworker.core.broker.factory import unknown_scheme_error, url_scheme
 from cogworker.core.client import Client, Dispatcher
 from cogworker.core.config_sources import load_settings
 from cogworker.core.enqueuer import P
-from cogworker.core.errors import CogworkerError
+from cogworker.core.errors import CogworkerError, ConfigurationError
 from cogworker.core.job import Job, JobDecorator, JobFunction, R
 from cogworker.core.job_options import APP_OWNER, JobOption, OptionCatalog
 from cogworker.core.registry import JobRegistry
@@ -158,6 +158,8 @@ class App:
                                             self.settings)
                 self._hooks = hooks  # a plugin's configure may ask for app.hooks
                 hooks.configure(self)
+                if self._broker is None:  # a broker given with use_broker needs no plugin
+                    self._check_broker_scheme(hooks)
                 self._configured_hooks = hooks
             return self._hooks
 
@@ -201,6 +203,16 @@ class App:
                                 active=False)
             self._option_catalog = (hooks, catalog)
             return catalog
+
+    def _check_broker_scheme(self, hooks: Hooks) -> None:
+        """An unset URL or a scheme no active broker plugin owns fails at start-up, naming
+        the active broker plugins, their schemes and where the URL was set."""
+        settings = self.settings
+        owners = hooks.broker_schemes()
+        if url_scheme(settings.redis_url) not in owners:
+            error = unknown_scheme_error("redis_url", settings.redis_url, owners)
+            source = settings.sources.get("redis_url")
+            raise ConfigurationError(error.field, error.value, error.accepted, source)
 
     def redis_location(self) -> str:
         """Where this app's broker is, for error messages: what the broker describes (no

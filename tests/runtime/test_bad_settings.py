@@ -37,7 +37,7 @@ def in_app_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (("-t", "-1"), "setting 'timeout' has an invalid value -1.0 (from --timeout)"),
     (("--plugin", "nosuch"), "no cogworker plugin named 'nosuch' is installed (named by the "
                              "command-line flag --plugin). Installed plugins: basic, "
-                             "periodic-locks, reliable, unique."),
+                             "periodic-locks, redis, reliable, unique."),
     (("--plugin", "reliabel"), "no cogworker plugin named 'reliabel' is installed (named by "
                                "the command-line flag --plugin). Did you mean 'reliable'?"),
     (("--plugin", "no:basik"), "no cogworker plugin named 'basik' is installed (named by the "

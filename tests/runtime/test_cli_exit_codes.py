@@ -73,7 +73,9 @@ def test_a_job_with_a_bad_core_option_exits_2_naming_it(tmp_path: Path) -> None:
 def test_a_bad_redis_url_exits_2(tmp_path: Path, url: str, command: list[str]) -> None:
     done = run_in(tmp_path, *command, "--redis-url", url)
     assert done.returncode == 2, done.stderr
-    assert f"setting 'redis_url' has an invalid value {url!r} (from --redis-url)" in done.stderr
+    # A scheme no broker plugin owns is shown by its scheme only (the URL may hold a password)
+    shown = "foo://..." if url.startswith("foo:") else url
+    assert f"setting 'redis_url' has an invalid value {shown!r} (from --redis-url)" in done.stderr
 
 
 def test_watch_without_watchfiles_says_how_to_install_it(tmp_path: Path) -> None:

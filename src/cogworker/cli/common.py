@@ -88,6 +88,7 @@ def obtain_app(
         app = app or App()
         app.may_start_server = server
         app.configure(config_path=config, cli=flags, cwd=Path.cwd())
+        app.hooks  # noqa: B018 -- plugins and the broker URL's scheme: usage errors (exit 2)
     except CogworkerError as exc:
         raise CogworkerUsageError(str(exc)) from exc
     return app
