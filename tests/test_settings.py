@@ -48,6 +48,9 @@ INVALID: list[tuple[str, Any, Any, str]] = [
     ("unique_lock_ttl", "86400", "86400", "finite number of seconds"),
     ("periodic_catch_up", 1, 1, "true or false"),
     ("timeout", -0.5, -0.5, "seconds >= 0"),
+    ("job_time_limit", -1, -1, "seconds >= 0 (0: no limit)"),
+    ("job_time_limit", math.inf, math.inf, "finite number of seconds >= 0"),
+    ("time_limit_grace", 0, 0, "greater than 0"),
     ("heartbeat_interval", 0, 0, "greater than 0"),
     ("heartbeat_ttl", 0, 0, "greater than 0"),
     ("heartbeat_ttl", 5.0, 5.0, "greater than heartbeat_interval (5.0)"),
@@ -199,7 +202,7 @@ def test_field_names_in_declaration_order() -> None:
     names = Settings.field_names()
     assert names[:4] == ("redis_url", "namespace", "cluster", "concurrency")
     assert names[-1] == "plugin_options"
-    assert len(names) == 26
+    assert len(names) == 28
 
 
 def test_equal_settings_compare_equal() -> None:

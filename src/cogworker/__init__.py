@@ -23,6 +23,7 @@ from cogworker.core.errors import (
     JobArgumentError,
     JobCallError,
     JobDefinitionError,
+    JobTimeoutError,
     PluginError,
     UnknownJobError,
 )
@@ -43,6 +44,7 @@ __all__ = [
     "JobDefinitionError",
     "JobFunction",
     "JobOption",
+    "JobTimeoutError",
     "PluginError",
     "UnknownJobError",
     "__version__",

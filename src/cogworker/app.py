@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import os
-import secrets
 import socket
 import threading
 import time
@@ -22,6 +21,7 @@ from cogworker.core.job import Job, JobDecorator, JobFunction, R
 from cogworker.core.job_options import APP_OWNER, JobOption, OptionCatalog
 from cogworker.core.registry import JobRegistry
 from cogworker.core.settings import DEACTIVATE_PREFIX
+from cogworker.supervisor import lineage
 
 if TYPE_CHECKING:
     from cogworker.core.broker import Broker
@@ -42,7 +42,7 @@ DeathHandler = Callable[..., Any]
 def make_identity() -> str:
     """``<hostname>:<pid>:<12 hex>``; ``DYNO`` overrides the hostname (as the original)."""
     host = os.environ.get("DYNO") or socket.gethostname()
-    return f"{host}:{os.getpid()}:{secrets.token_hex(6)}"
+    return f"{host}:{os.getpid()}:{lineage.identity_suffix()}"
 
 
 class App:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -12,7 +12,7 @@ from cogworker.core.broker import SIGNALS, ProcessRecord, ProcessRegistry, WorkR
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["SIGNALS", "Process", "ProcessSet", "Work", "WorkSet"]
+__all__ = ["SIGNALS", "Process", "ProcessSet", "Work", "WorkSet", "by_supervisor"]
 
 T = TypeVar("T")
 
@@ -22,7 +22,8 @@ class Process:
     """One live process as its last heartbeat described it.
 
     ``info`` holds everything the process reported (``hostname``, ``pid``, ``concurrency``,
-    ``queues``, ``started_at``, ``rss_kb``); ``process["pid"]`` reads from it too.
+    ``queues``, ``started_at``, ``rss_kb``, ``boot_id``, ``supervisor``);
+    ``process["pid"]`` reads from it too.
     ``is_quiet`` is the state it reported; :meth:`quiet` asks it to become quiet.
     ``last_beat`` is its last beat on the broker's clock when it holds jobs (else None);
     ``expires_in`` the seconds its presence record has left (None: unknown).
@@ -80,6 +81,12 @@ class Process:
     def rss_kb(self) -> int | None:
         return self._typed("rss_kb", int)
 
+    @property
+    def supervisor(self) -> str | None:
+        """The identity of the supervisor (``cogworker run -P``) that started this process,
+        None for a process started on its own."""
+        return self._typed("supervisor", str)
+
     def quiet(self) -> int:
         """Ask the process to stop taking new jobs; returns how many listeners got it.
 
@@ -122,6 +129,13 @@ class ProcessSet:
     def total_concurrency(self) -> int:
         """Processor threads over every live process."""
         return sum(process.concurrency or 0 for process in self)
+
+
+def by_supervisor(processes: Iterable[Process]) -> list[Process]:
+    """``processes`` with the children of one supervisor together (ordered by supervisor,
+    then identity); a process without a supervisor stands on its own."""
+    return sorted(processes, key=lambda process: (process.supervisor or process.identity,
+                                                  process.identity))
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from typing import Any
 import click
 
 from cogworker.api import ProcessSet, Stats, WorkSet
+from cogworker.api.processes import by_supervisor
 from cogworker.cli.common import app_options, handle_errors, one_target, opened_app
 from cogworker.cli.output import json_option, plural, print_json, print_table
 
@@ -50,16 +51,17 @@ def ctl_group() -> None:
 def ctl_list_command(as_json: bool, **options: Any) -> None:
     """List live processes with their identity (the name quiet/resume/stop take)."""
     with opened_app(options) as app:
-        processes = list(ProcessSet(app))
+        processes = by_supervisor(ProcessSet(app))
     if as_json:
         print_json([process.to_dict() for process in processes])
         return
     if not processes:
         click.echo("no live processes")
         return
-    print_table(["IDENTITY", "BUSY", "STATE", "QUEUES"], [
+    print_table(["IDENTITY", "BUSY", "STATE", "QUEUES", "SUPERVISOR"], [
         (p.identity, f"{p.busy}/{p.concurrency if p.concurrency is not None else '?'}",
-         "quiet" if p.is_quiet else "active", ",".join(dict.fromkeys(p.queues)))
+         "quiet" if p.is_quiet else "active", ",".join(dict.fromkeys(p.queues)),
+         p.supervisor or "-")
         for p in processes
     ])
 

@@ -14,13 +14,14 @@ from typing import Any
 import click
 
 from cogworker.api import Process, ProcessSet, Work, WorkSet
+from cogworker.api.processes import by_supervisor
 from cogworker.app import App
 from cogworker.cli.common import app_options, handle_errors, opened_app
 from cogworker.cli.output import iso_time, json_option, print_json, print_table, seconds
 
 
 def _snapshot(app: App) -> tuple[list[Process], dict[str, list[tuple[str, Work]]]]:
-    processes = list(ProcessSet(app))
+    processes = by_supervisor(ProcessSet(app))
     running: dict[str, list[tuple[str, Work]]] = defaultdict(list)
     for identity, tid, work in WorkSet(app):
         running[identity].append((tid, work))
@@ -45,8 +46,9 @@ def _print_frame(processes: list[Process], running: dict[str, list[tuple[str, Wo
         state = "quiet" if process.is_quiet else "active"
         capacity = process.concurrency if process.concurrency is not None else "?"
         up = f" up {seconds(now - process.started_at)}" if process.started_at else ""
+        under = f"  supervisor {process.supervisor}" if process.supervisor else ""
         click.echo(f"{process.identity}  busy {process.busy}/{capacity}  {state}  queues "
-                   f"{','.join(dict.fromkeys(process.queues)) or '-'}{up}")
+                   f"{','.join(dict.fromkeys(process.queues)) or '-'}{up}{under}")
         jobs = running[process.identity]
         if not jobs:
             click.echo("  (no running jobs)")

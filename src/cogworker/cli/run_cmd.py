@@ -12,9 +12,12 @@ import click
 from cogworker.app import App
 from cogworker.cli.common import CogworkerUsageError, app_options, handle_errors, obtain_app
 from cogworker.cli.logging_setup import configure_logging
+from cogworker.cli.processes import STOP_MARGIN, child_command, process_count
 from cogworker.core.config_layers import parse_queue_options
 from cogworker.core.errors import ConfigurationError, PluginError
 from cogworker.core.settings import Settings
+from cogworker.supervisor import lineage
+from cogworker.supervisor.child_plugin import attach as attach_process_plugin
 from cogworker.worker import signals
 
 
@@ -65,15 +68,25 @@ def _refuse_without_jobs(app: App, app_path: str | None, allow_no_jobs: bool) ->
                    "cogworker[watch]).")
 @click.option("--allow-no-jobs", is_flag=True,
               help="Start even though no job is registered (drains queues into retry/dead).")
+@click.option("-P", "--processes", callback=process_count, metavar="N|auto",
+              help="Run N worker processes under a supervisor ('auto': one per CPU).")
+@click.option("--max-memory", type=click.FloatRange(min=0, min_open=True), metavar="MB",
+              help="With -P: replace a child whose resident memory exceeds MB, after its "
+                   "running jobs.")
+@click.option("--max-jobs", type=click.IntRange(min=1), metavar="N",
+              help="Stop gracefully after N jobs (under -P a replacement takes over).")
 @handle_errors
 def run_command(
     app_path: str | None, require: tuple[str, ...], config: Path | None, redis_url: str | None,
     namespace: str | None, environment: str | None, concurrency: int | None,
     queues: tuple[str, ...], timeout: float | None, logfile: str | None,
     plugins: tuple[str, ...], log_level: str | None, log_format: str | None,
-    burst: bool, watch: bool, allow_no_jobs: bool,
+    burst: bool, watch: bool, allow_no_jobs: bool, processes: int | None,
+    max_memory: float | None, max_jobs: int | None,
 ) -> None:
     """Run a worker: fetch jobs from the queues and perform them until stopped."""
+    supervised = lineage.adopt() is not None  # a child of -P runs as a plain worker
+    _check_process_options(processes, max_memory, watch, burst)
     flags: dict[str, Any] = {
         "concurrency": concurrency, "queues": _queues(queues), "timeout": timeout,
         "logfile": logfile, "plugins": plugins or None, "log_level": log_level,
@@ -81,6 +94,11 @@ def run_command(
     }
     if watch:
         _supervise(flags, config)
+    if processes is not None and not supervised:
+        _run_supervisor(processes, max_memory, app_path, allow_no_jobs,
+                        {"app_path": app_path, "require": require, "config": config,
+                         "redis_url": redis_url, "namespace": namespace,
+                         "environment": environment, "cli_settings": flags})
     # Handlers go in before the app is imported (which can take seconds in a large project),
     # so a TERM at any point from here on is a clean stop with exit 0.
     tokens: signals.TokenQueue = queue.SimpleQueue()
@@ -94,7 +112,42 @@ def run_command(
         _configure_logging(app.settings)
         from cogworker.worker.launcher import Launcher
 
-        code = Launcher(app, tokens, burst=burst).run()
+        launcher = Launcher(app, tokens, burst=burst)
+        attach_process_plugin(launcher, max_jobs)
+        code = launcher.run()
+    finally:
+        early.restore()
+    sys.exit(code)
+
+
+def _check_process_options(processes: int | None, max_memory: float | None, watch: bool,
+                           burst: bool) -> None:
+    if processes is not None and (watch or burst):
+        raise CogworkerUsageError(
+            f"--processes cannot be combined with --{'watch' if watch else 'burst'}: run "
+            "one of them")
+    if max_memory is not None and processes is None:
+        raise CogworkerUsageError(
+            "--max-memory needs --processes: only a supervisor can replace a process that "
+            "outgrew its memory (add -P 1 for one supervised worker)")
+
+
+def _run_supervisor(processes: int, max_memory: float | None, app_path: str | None,
+                    allow_no_jobs: bool, app_arguments: dict[str, Any]) -> None:
+    """``-P``: this process supervises; children run this same command line."""
+    from cogworker.supervisor import relay
+    from cogworker.supervisor.supervisor import Supervisor, SupervisorOptions
+
+    tokens = relay.Tokens()
+    early = relay.install(tokens)  # a TERM while the app loads still stops cleanly
+    try:
+        app = obtain_app(server=True, **app_arguments)
+        _refuse_without_jobs(app, app_path, allow_no_jobs)
+        _activate_plugins(app)
+        _configure_logging(app.settings)
+        options = SupervisorOptions(processes, app.settings.timeout + STOP_MARGIN,
+                                    max_memory)
+        code = Supervisor(app, child_command(), options, tokens).run()
     finally:
         early.restore()
     sys.exit(code)

@@ -319,6 +319,8 @@ _CONVERTERS: dict[str, Converter] = {
     "unique_lock_ttl": _to_float,
     "periodic_catch_up": _to_bool,
     "timeout": _to_float,
+    "job_time_limit": _to_float,
+    "time_limit_grace": _to_float,
     "heartbeat_interval": _to_float,
     "heartbeat_ttl": _to_float,
     "poll_interval": _to_float,

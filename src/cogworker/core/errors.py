@@ -33,6 +33,7 @@ Control flow, not failures, and so not under the root:
 
     JobFailedError(CogworkerError)      handed to death handlers for a failure filed later
     JobOrphanedError(CogworkerError)    handed to death handlers for a repeat orphan
+    JobTimeoutError(CogworkerError)     raised in a job that ran past its time limit
 
 Messages say what went wrong, which thing it was, and what to do about it.
 """
@@ -226,6 +227,12 @@ class JobFailedError(CogworkerError):
 
 class JobOrphanedError(CogworkerError):
     """A job killed its process too many times and was moved to dead."""
+
+
+class JobTimeoutError(CogworkerError):
+    """A job ran past its time limit (the ``time_limit`` option or the ``job_time_limit``
+    setting). Raised in the job (a sync job's thread, an ``async def`` job's task) and
+    filed like any failure: retried, or dead when no retries are left."""
 
 
 class JobArgumentShapeError(JobArgumentError):

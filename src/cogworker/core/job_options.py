@@ -5,7 +5,8 @@ attributes and ``options``, ``.set(...)``) must be *declared*, so a typo such as
 ``retries=3`` is an error where it is written instead of a silent default. Declarations
 come from three places, none privileged over another:
 
-* cogworker itself (:data:`CORE_JOB_OPTIONS`: ``queue``, ``retry``, ``backtrace``);
+* cogworker itself (:data:`CORE_JOB_OPTIONS`: ``queue``, ``retry``, ``backtrace``,
+  ``time_limit``);
 * plugins, through the ``cogworker_job_options`` hook (the ``unique`` plugin declares
   ``unique``, ``unique_for`` and ``unique_args``);
 * the app's own code, with :meth:`cogworker.App.declare_job_options`, for options that
@@ -60,6 +61,11 @@ def _is_retry(value: object) -> bool:
     return isinstance(value, bool) or (isinstance(value, int) and value >= 0)
 
 
+def _is_time_limit(value: object) -> bool:
+    return (isinstance(value, int | float) and not isinstance(value, bool)
+            and 0 < value < float("inf"))
+
+
 def _is_queue(value: object) -> bool:
     return isinstance(value, str) and value != "" and not any(c.isspace() for c in value)
 
@@ -70,6 +76,8 @@ CORE_JOB_OPTIONS: tuple[JobOption, ...] = (
               _is_retry),
     JobOption("backtrace", "True (keep the failure's backtrace), False, or a number of "
               "lines >= 0 to keep", _is_retry),
+    JobOption("time_limit", "a finite number of seconds > 0 the job may run (see "
+              "docs/explanation/delivery.md, time limits)", _is_time_limit),
 )
 CORE_OPTION_NAMES = frozenset(option.name for option in CORE_JOB_OPTIONS)
 RESERVED_OPTIONS = frozenset({"class", "args", "jid", "created_at", "enqueued_at", "at"})

@@ -65,6 +65,8 @@ class Settings:
     unique_lock_ttl: float = 86400.0
     periodic_catch_up: bool = True
     timeout: float = 25.0
+    job_time_limit: float = 0.0
+    time_limit_grace: float = 10.0
     heartbeat_interval: float = 5.0
     heartbeat_ttl: float = 60.0
     poll_interval: float = 5.0
@@ -311,6 +313,9 @@ _RULES: dict[str, _Rule] = {
     "unique_lock_ttl": _seconds_above_zero(),
     "periodic_catch_up": _Rule("true or false", _is_bool),
     "timeout": _Rule("a finite number of seconds >= 0", lambda v: _is_number(v) and v >= 0),
+    "job_time_limit": _Rule("a finite number of seconds >= 0 (0: no limit)",
+                            lambda v: _is_number(v) and v >= 0),
+    "time_limit_grace": _seconds_above_zero(),
     "heartbeat_interval": _seconds_above_zero(),
     "heartbeat_ttl": _seconds_above_zero(),
     "poll_interval": _seconds_above_zero(),

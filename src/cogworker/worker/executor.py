@@ -47,6 +47,7 @@ from cogworker.worker.failures import (
 )
 from cogworker.worker.job_log import JobLog
 from cogworker.worker.stats_buffer import StatsBuffer
+from cogworker.worker.time_limits import TimeLimits, job_time_limit, run_limited
 
 if TYPE_CHECKING:
     from cogworker.app import App
@@ -88,6 +89,7 @@ class JobRunner:
         self.stats = stats
         self.async_runner = async_runner
         self._chain = [*self.hooks.server_middleware(app), *app.server_middleware]
+        self.time_limits = TimeLimits()
 
     # entry point ---------------------------------------------------------------------------
     def run(self, work: UnitOfWork, on_perform: Any = None) -> Settlement:
@@ -186,9 +188,12 @@ class JobRunner:
         definition = self.app.registry.resolve(str(ctx.job.get("class")))
         ctx.definition = definition
         ctx.instance = definition.instantiate(str(ctx.job.get("jid")), ctx.job)
-        result = definition.perform_callable(ctx.instance)(*ctx.job.get("args", []))
+        limit = job_time_limit(ctx.job, self.app.settings.job_time_limit, definition.options)
+        label = f"{ctx.job.get('class')} jid={ctx.job.get('jid')}"
+        with self.time_limits.sync_limit(limit, label):
+            result = definition.perform_callable(ctx.instance)(*ctx.job.get("args", []))
         if inspect.isawaitable(result):
-            return self.async_runner.run(_await(result))
+            return self.async_runner.run(run_limited(result, limit, label))
         return result
 
     def _active_ttl(self) -> float:
@@ -259,7 +264,3 @@ def _progress(job: Payload, stored: Payload) -> str:
     if job.get(MANUAL_RETRY):
         return "manual retry"
     return f"attempt {stored['retry_count']}/{max_retries(job.get('retry')) + 1}"
-
-
-async def _await(awaitable: Any) -> Any:
-    return await awaitable

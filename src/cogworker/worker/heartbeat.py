@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Final
 from cogworker.__about__ import __version__
 from cogworker.core.errors import BrokerAuthenticationError
 from cogworker.core.outage import OutageLog
+from cogworker.supervisor import lineage
 from cogworker.worker.contracts import ManagerControls
 from cogworker.worker.remote import RemoteControl
 from cogworker.worker.threads import stop_thread
@@ -200,6 +201,7 @@ class Heartbeat:
             "rss_kb": resident_memory_kb(),
             "version": __version__,
             "identity": self.identity,
+            **lineage.process_facts(),  # boot_id, supervisor: grouping and start-up recovery
         }
 
     # stop ----------------------------------------------------------------------------------

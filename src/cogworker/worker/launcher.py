@@ -31,6 +31,7 @@ from cogworker.app import make_identity
 from cogworker.core.errors import BrokerAuthenticationError
 from cogworker.core.outage import OutageLog
 from cogworker.core.payload import Payload, dumps
+from cogworker.supervisor.child_plugin import PLUGIN_NAME as PROCESS_PLUGIN_NAME
 from cogworker.worker import signals
 from cogworker.worker.burst import LOOK_INTERVAL, BurstWatch
 from cogworker.worker.heartbeat import Heartbeat
@@ -248,8 +249,10 @@ def weighted_queues(queues: Sequence[str]) -> str:
 
 
 def active_plugins(hooks: Hooks) -> list[str]:
-    """Names of the plugins active in this process, sorted."""
-    return sorted(name for name, _plugin in hooks.plugin_manager.list_name_plugin())
+    """Names of the plugins active in this process, sorted (not the run command's own
+    hooks, which every ``cogworker run`` process has)."""
+    return sorted(name for name, _plugin in hooks.plugin_manager.list_name_plugin()
+                  if name != PROCESS_PLUGIN_NAME)
 
 
 def dump_threads() -> None:

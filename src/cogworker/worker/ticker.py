@@ -1,9 +1,11 @@
 """The cron ticker: every process ticks, one atomic claim per slot decides who fires it.
 
-There is no leader. Every ``tick_interval`` seconds each process looks at every entry:
-the slot is the entry's most recent fire time; a process that already handled that slot
-does nothing; otherwise it claims the slot through ``cogworker_claim_periodic_slot``
-(built in: ``periodic-locks``), and only the winner pushes the job. A push that fails after
+There is no leader. Each process looks at every entry as soon as the earliest next slot of
+its entries comes due, and at least every ``tick_interval`` seconds
+(:mod:`cogworker.periodic.next_wake`): the slot is the entry's most recent fire time; a
+process that already handled that slot does nothing; otherwise it claims the slot through
+``cogworker_claim_periodic_slot`` (built in: ``periodic-locks``), and only the winner pushes
+the job. A push that fails after
 a won claim is rolled back so the slot fires on a later tick.
 
 The thread waits for ``ready`` (set by the poller after its first orphan check really read
@@ -33,6 +35,7 @@ from cogworker.core.payload import new_jid
 from cogworker.core.periodic_types import ClaimOutcome, PeriodicEntry
 from cogworker.periodic.cron import previous_fire
 from cogworker.periodic.firing import PendingRollbacks, backoff_delay, enqueue_slot, slot_time
+from cogworker.periodic.next_wake import seconds_until_next_slot
 from cogworker.periodic.registration import all_entries, replaces_schedule
 from cogworker.worker.contracts import ManagerControls
 from cogworker.worker.threads import stop_thread
@@ -50,11 +53,8 @@ SITE: Final = "cron ticker"
 
 
 def configured_tick_interval(app: App) -> float:
-    """``plugin_options.periodic.tick_interval`` (seconds, > 0), else 5 s.
-
-    Entries that fire more often than every tick interval skip slots (only the most recent
-    due slot fires), so an every-second entry wants a sub-second interval.
-    """
+    """``plugin_options.periodic.tick_interval`` (seconds, > 0), else 5 s: the longest
+    the ticker sleeps (it wakes earlier for each entry's next slot)."""
     value = app.settings.plugin_options.get("periodic", {}).get("tick_interval", TICK_INTERVAL)
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
         raise ConfigurationError("plugin_options.periodic.tick_interval", value,
@@ -150,7 +150,8 @@ class Ticker:
                     self.tick()
                 except Exception:  # a bug in one tick must not end the ticker
                     logger.exception("cron tick failed; next tick in %.0f s", self.tick_interval)
-            if self._stopping.wait(self.tick_interval):
+            if self._stopping.wait(seconds_until_next_slot(self.entries, self._clock(),
+                                                           self.tick_interval)):
                 return
 
     # one tick ------------------------------------------------------------------------------
