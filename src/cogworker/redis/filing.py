@@ -12,13 +12,14 @@ import json
 import logging
 import math
 from collections.abc import Callable
-from typing import Any, cast
+from typing import cast
 
 import redis
 
 from cogworker.core.broker import SORTED_SET_NAMES, SortedSetName
-from cogworker.core.errors import BrokerError, PayloadError
-from cogworker.core.payload import decode, dumps, unparseable_wrapper
+from cogworker.core.broker.burial import orphan_dead_record
+from cogworker.core.errors import BrokerError
+from cogworker.core.payload import dumps
 from cogworker.redis.errors import translate_errors
 from cogworker.redis.keys import KeySchema
 from cogworker.redis.replies import text, wire
@@ -28,7 +29,6 @@ from cogworker.redis.scripts import Scripts
 logger = logging.getLogger(__name__)
 
 PACKAGE = "cogworker.redis"
-ORPHANED_ERROR_CLASS = "cogworker.JobOrphanedError"
 QUARANTINE_TTL = 30 * 86_400
 
 Step = Callable[[str], "bytes | None"]
@@ -47,30 +47,6 @@ def walk_list(client: redis.Redis, key: str, step: Step) -> None:
         if head is None:
             return
         head = step(text(head))
-
-
-def orphan_dead_record(raw: str, now: float, max_orphanings: int) -> str:
-    """The dead-set record of a job orphaned more than ``max_orphanings`` times: the job
-    with the error fields, or, for bytes that are not a job, an unparseable wrapper that
-    keeps them exactly. Never raises."""
-    try:
-        return dumps(_mark_orphaned(decode(raw), now, max_orphanings))
-    except PayloadError as exc:
-        reason = exc.reason
-    except Exception as exc:  # a job that cannot be encoded again: keep its bytes instead
-        reason = f"cannot be stored again: {type(exc).__name__}: {exc}"
-    wrapper = unparseable_wrapper(raw, None, reason, now)
-    return dumps(_mark_orphaned(wrapper, now, max_orphanings))
-
-
-def _mark_orphaned(job: dict[str, Any], now: float, max_orphanings: int) -> dict[str, Any]:
-    job["error_class"] = ORPHANED_ERROR_CLASS
-    job["error_message"] = (
-        f"orphaned more than {max_orphanings} times: the process running it died each "
-        "time; find what kills it (out of memory, a crash in native code, a hard kill)"
-    )
-    job.setdefault("failed_at", now)
-    return job
 
 
 def bury_repeat_orphans(client: redis.Redis, keys: KeySchema, scripts: Scripts, now: float,

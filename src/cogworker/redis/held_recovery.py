@@ -29,9 +29,10 @@ from cogworker.core.broker import (
     Relock,
     StepFailure,
 )
+from cogworker.core.broker.burial import orphan_dead_record
 from cogworker.core.errors import BrokerError, BrokerUnavailableError
 from cogworker.redis.errors import translate_errors
-from cogworker.redis.filing import orphan_dead_record, walk_list
+from cogworker.redis.filing import walk_list
 from cogworker.redis.globs import glob_escape
 from cogworker.redis.keys import KeySchema
 from cogworker.redis.replies import text, wire

@@ -13,10 +13,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from cogworker.core.errors import PayloadError
-from cogworker.core.payload import DEFAULT_QUEUE, decode, dumps, unparseable_wrapper
+from cogworker.core.payload import DEFAULT_QUEUE
 
-ORPHANED_ERROR_CLASS = "cogworker.JobOrphanedError"
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
@@ -55,27 +53,3 @@ def ascii_lower(text: str) -> str:
     """``text`` with ASCII letters lower-cased and everything else kept (as Lua's
     ``string.lower`` in the C locale)."""
     return text.translate(_ASCII_LOWER)
-
-
-def orphan_dead_record(raw: str, now: float, max_orphanings: int) -> str:
-    """The dead record of a job orphaned more than ``max_orphanings`` times: the job with
-    the error fields of ``cogworker.JobOrphanedError``, or an unparseable wrapper keeping
-    bytes that are not a job."""
-    try:
-        return dumps(_mark_orphaned(decode(raw), now, max_orphanings))
-    except PayloadError as exc:
-        reason = exc.reason
-    except Exception as exc:  # a job that cannot be encoded again: keep its bytes instead
-        reason = f"cannot be stored again: {type(exc).__name__}: {exc}"
-    wrapper = unparseable_wrapper(raw, None, reason, now)
-    return dumps(_mark_orphaned(wrapper, now, max_orphanings))
-
-
-def _mark_orphaned(job: dict[str, Any], now: float, max_orphanings: int) -> dict[str, Any]:
-    job["error_class"] = ORPHANED_ERROR_CLASS
-    job["error_message"] = (
-        f"orphaned more than {max_orphanings} times: the process running it died each "
-        "time; find what kills it (out of memory, a crash in native code, a hard kill)"
-    )
-    job.setdefault("failed_at", now)
-    return job

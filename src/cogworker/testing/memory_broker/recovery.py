@@ -21,7 +21,8 @@ from cogworker.core.broker import (
     SortedSetName,
     StepFailure,
 )
-from cogworker.testing.memory_broker.payloads import orphan_dead_record, requeue_queue
+from cogworker.core.broker.burial import orphan_dead_record
+from cogworker.testing.memory_broker.payloads import requeue_queue
 from cogworker.testing.memory_broker.state import MemoryState, lock_claim
 
 logger = logging.getLogger(__name__)
