@@ -10,6 +10,7 @@ import redis
 
 from cogworker.app import App
 from cogworker.core.broker import running_lock_name
+from cogworker.core.errors import ConfigurationError
 from cogworker.core.payload import Payload, new_jid
 from cogworker.core.periodic_types import ClaimOutcome, ClaimResult, PeriodicEntry
 from cogworker.core.settings import Settings
@@ -97,6 +98,18 @@ def test_the_slot_lock_settles_a_race_on_the_same_last_slot(
     redis_client.set(keys_of(app).periodic_slot_lock(PLAIN.pjid, SLOT), "1")
     assert claim_slot(app, PLAIN, SLOT, new_jid()).outcome is ClaimOutcome.LOST
     assert not redis_client.exists(keys_of(app).periodic_last_slot(PLAIN.pjid))
+
+
+def test_the_queued_lock_ttl_option_wins_over_its_alias(make_app: MakeApp) -> None:
+    app = make_app(unique_lock_ttl=100.2,
+                   plugin_options={"periodic-locks": {"queued_lock_ttl": 33.5}})
+    assert queued_ttl(app) == 34
+
+
+def test_a_bad_periodic_locks_option_stops_the_start(make_app: MakeApp) -> None:
+    app = make_app(plugin_options={"periodic-locks": {"queued_lock_tll": 33}})
+    with pytest.raises(ConfigurationError, match="did you mean 'queued_lock_ttl'"):
+        _ = app.hooks
 
 
 def test_until_executed_claim_writes_the_running_lock_and_then_blocks(
@@ -213,13 +226,15 @@ def test_touch_and_release_hooks_are_owner_checked(app: App, redis_client: redis
     running = keys_of(app).periodic_running(EXCLUSIVE.pjid)
     redis_client.set(running, "owner", ex=1000)
 
-    app.hooks.touch_periodic_lock(app, job_of(EXCLUSIVE, "stranger"), 50)
+    app.hooks.touch_periodic_lock(app, job_of(EXCLUSIVE, "stranger"), None)
     app.hooks.release_periodic_lock(app, job_of(EXCLUSIVE, "stranger"))
     assert redis_client.ttl(running) > 900
     assert text(redis_client, running) == "owner"
 
-    app.hooks.touch_periodic_lock(app, job_of(EXCLUSIVE, "owner"), 50)
-    assert redis_client.ttl(running) <= 50
+    app.hooks.touch_periodic_lock(app, job_of(EXCLUSIVE, "owner"), None)  # it starts
+    assert 0 < redis_client.ttl(running) <= active_ttl(app)
+    app.hooks.touch_periodic_lock(app, job_of(EXCLUSIVE, "owner"), 50.0)  # a 50 s retry wait
+    assert 50 + queued_ttl(app) - 10 < redis_client.ttl(running) <= 50 + queued_ttl(app)
     app.hooks.release_periodic_lock(app, job_of(EXCLUSIVE, "owner"))
     assert not redis_client.exists(running)
 

@@ -66,18 +66,27 @@ def test_the_example_registers_against_its_spec(hook: str) -> None:
     assert [impl.plugin_name for impl in getattr(pm.hook, hook).get_hookimpls()] == ["example"]
 
 
-@pytest.mark.parametrize(("hook", "method"), [
-    ("cogworker_retake_periodic_lock", "retake"),
-    ("cogworker_touch_periodic_lock", "extend"),
+@pytest.mark.parametrize(("hook", "method", "ttl"), [
+    ("cogworker_retake_periodic_lock", "retake", "60.0"),
+    ("cogworker_touch_periodic_lock", "extend", "3660.0"),  # a 60 s wait and its margin
 ])
-def test_the_cron_lock_examples_keep_their_own_lock_only(hook: str, method: str) -> None:
+def test_the_cron_lock_examples_keep_their_own_lock_only(hook: str, method: str,
+                                                         ttl: str) -> None:
     app = host()
     implementation = run_example(hook)
 
     implementation(app, {"jid": "j1", "acme_cron": "nightly"}, 60.0)
     implementation(app, {"jid": "j2", "periodic_pjid": "theirs"}, 60.0)  # not its job
 
-    assert app.broker.locks.calls == [(method, "acme:cron:nightly", "j1", "60.0")]
+    assert app.broker.locks.calls == [(method, "acme:cron:nightly", "j1", ttl)]
+
+
+def test_the_touch_example_chooses_the_running_ttl_itself() -> None:
+    app = host()
+
+    run_example("cogworker_touch_periodic_lock")(app, {"jid": "j1", "acme_cron": "n"}, None)
+
+    assert app.broker.locks.calls == [("extend", "acme:cron:n", "j1", "600.0")]
 
 
 def test_the_release_example_releases_its_own_lock_only() -> None:

@@ -9,7 +9,7 @@ import pytest
 import redis
 
 import cogworker
-from cogworker.core.errors import JobDefinitionError
+from cogworker.core.errors import ConfigurationError, JobDefinitionError
 from cogworker.core.middleware import PushContext
 from cogworker.redis.keys import KeySchema
 from unique.unique_helpers import lock_keys, owner, queued, scheduled
@@ -176,3 +176,32 @@ def test_a_lock_ttl_setting_is_used_and_rounded_up(
         assert 85 < redis_client.ttl(key) <= 91
     finally:
         app.close()
+
+
+def test_the_plugin_option_lock_ttl_wins_over_its_alias(
+    redis_url: str, namespace: str, redis_client: redis.Redis, keys: KeySchema
+) -> None:
+    app = cogworker.App(redis_url=redis_url, namespace=namespace, unique_lock_ttl=900,
+                        plugin_options={"unique": {"lock_ttl": 40}})
+    try:
+        @app.job(unique="until_executed")
+        def sync(account: int) -> None: ...
+
+        sync.perform_async(1)
+        [key] = lock_keys(redis_client, keys)
+        assert 30 < redis_client.ttl(key) <= 40
+    finally:
+        app.close()
+
+
+@pytest.mark.parametrize(("options", "field"), [
+    ({"lock_ttl": -1}, "plugin_options.unique.lock_ttl"),
+    ({"lock_tll": 40}, "plugin_options.unique.lock_tll"),
+])
+def test_a_bad_unique_option_stops_the_start(redis_url: str, options: dict[str, object],
+                                             field: str) -> None:
+    app = cogworker.App(redis_url=redis_url, plugin_options={"unique": options})
+    with pytest.raises(ConfigurationError) as caught:
+        _ = app.hooks
+    assert caught.value.field == field
+    app.close()

@@ -103,7 +103,7 @@ ACME_EXCLUSIVE = """
 
 
     @hookimpl
-    def cogworker_extend_unique_lock(app, job, ttl):
+    def cogworker_extend_unique_lock(app, job, wait):
         if job.get("exclusive"):
             events.append(("extend", job["args"]))
 

@@ -186,9 +186,9 @@ class Hooks:
         result = self._first_result("cogworker_unique_job_starting", app=app, job=job)
         return cast("bool | None", result)
 
-    def extend_unique_lock(self, app: PluginHost, job: Payload, ttl: float) -> None:
-        """Notification: keep a retrying job's uniqueness lock."""
-        self._notify("cogworker_extend_unique_lock", app=app, job=job, ttl=ttl)
+    def extend_unique_lock(self, app: PluginHost, job: Payload, wait: float) -> None:
+        """Notification: keep a retrying job's uniqueness lock over its ``wait``."""
+        self._notify("cogworker_extend_unique_lock", app=app, job=job, wait=wait)
 
     def release_unique_lock(self, app: PluginHost, job: Payload, reason: str) -> None:
         """Notification: release a job's uniqueness lock, owner-checked."""
@@ -218,9 +218,10 @@ class Hooks:
         """Notification: set a cron job's running lock if it is missing."""
         self._notify("cogworker_retake_periodic_lock", app=app, job=job, ttl=ttl)
 
-    def touch_periodic_lock(self, app: PluginHost, job: Payload, ttl: float) -> None:
-        """Notification: refresh a cron job's running lock TTL, owner-checked."""
-        self._notify("cogworker_touch_periodic_lock", app=app, job=job, ttl=ttl)
+    def touch_periodic_lock(self, app: PluginHost, job: Payload, wait: float | None) -> None:
+        """Notification: refresh a cron job's running lock, owner-checked (``wait`` None:
+        the job starts; else the seconds it waits for a retry)."""
+        self._notify("cogworker_touch_periodic_lock", app=app, job=job, wait=wait)
 
     def release_periodic_lock(self, app: PluginHost, job: Payload) -> None:
         """Notification: release a cron job's running lock, owner-checked."""

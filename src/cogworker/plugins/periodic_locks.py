@@ -5,7 +5,8 @@ Active by default. It implements the periodic-lock hooks on the broker contract:
 * the **claim** (``broker.periodic.claim_slot``): a slot fires at most once fleet-wide; for
   ``until_executed`` entries the running lock (named
   :func:`~cogworker.core.broker.running_lock_name`, owned by the job's jid) is taken in the
-  same step, with the queued TTL (``unique_lock_ttl``), before the job exists;
+  same step, with the queued TTL (its option ``queued_lock_ttl``, alias the top-level
+  ``unique_lock_ttl``), before the job exists;
 * the **rollback** of a won claim whose push failed (``broker.periodic.rollback_claim``);
 * the running lock's upkeep through ``broker.locks``: shortened to the active TTL
   (``orphan_threshold + 120 s``) when the job starts, kept there by the owner's heartbeat,
@@ -31,6 +32,7 @@ from cogworker.core.broker import LockClaim, running_lock_name
 from cogworker.core.errors import BrokerUnavailableError
 from cogworker.core.markers import hookimpl
 from cogworker.core.periodic_types import ClaimResult, PeriodicEntry
+from cogworker.core.plugin_options import AliasedOption, read_plugin_options
 
 if TYPE_CHECKING:
     from cogworker.core.hookspecs import WorkerHandle
@@ -39,14 +41,18 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-EXTRA_KEY: Final = "periodic-locks"
+PLUGIN_NAME: Final = "periodic-locks"
+EXTRA_KEY: Final = PLUGIN_NAME
+OPTIONS: Final = (AliasedOption("queued_lock_ttl", alias="unique_lock_ttl"),)
 SLOT_LOCK_TTL: Final = 20  # seconds: four ticks; the last-slot guard does the lasting work
 ACTIVE_TTL_MARGIN: Final = 120.0  # beyond orphan_threshold: detection plus one check interval
 
 
 def queued_ttl(app: PluginHostBase) -> int:
-    """Running lock TTL while the job waits in a queue: ``ceil(unique_lock_ttl)``."""
-    return max(1, math.ceil(app.settings.unique_lock_ttl))
+    """Running lock TTL while the job waits in a queue: ``ceil(queued_lock_ttl)`` (read
+    on each use: claims and requeues are rare; checked at configure)."""
+    options = read_plugin_options(app.settings, PLUGIN_NAME, OPTIONS)
+    return max(1, math.ceil(float(options["queued_lock_ttl"])))
 
 
 def active_ttl(app: PluginHostBase) -> int:
@@ -130,10 +136,14 @@ def retake_lock(app: PluginHost, job: Payload, ttl: float) -> bool:
     return target is not None and app.broker.locks.retake(target[0], target[1], ttl)
 
 
-def touch_lock(app: PluginHost, job: Payload, ttl: float) -> bool:
-    """Set the job's running lock TTL if the job still owns it."""
+def touch_lock(app: PluginHost, job: Payload, wait: float | None) -> bool:
+    """Set the job's running lock TTL if the job still owns it: the active TTL when it
+    starts (``wait`` None), its retry wait plus the queued TTL while it waits."""
     target = running_lock_of(job)
-    return target is not None and app.broker.locks.extend(target[0], target[1], ttl)
+    if target is None:
+        return False
+    ttl = float(active_ttl(app)) if wait is None else wait + queued_ttl(app)
+    return app.broker.locks.extend(target[0], target[1], ttl)
 
 
 def requeue_claim(app: PluginHostBase, job: Payload) -> LockClaim | None:
@@ -150,6 +160,7 @@ def requeue_claim(app: PluginHostBase, job: Payload) -> LockClaim | None:
 
 @hookimpl
 def cogworker_configure(app: PluginHost) -> None:
+    read_plugin_options(app.settings, PLUGIN_NAME, OPTIONS)  # a bad option stops start-up
     deferred_releases(app)
 
 
@@ -178,8 +189,8 @@ def cogworker_retake_periodic_lock(app: PluginHost, job: Payload, ttl: float) ->
 
 
 @hookimpl
-def cogworker_touch_periodic_lock(app: PluginHost, job: Payload, ttl: float) -> None:
-    touch_lock(app, job, ttl)
+def cogworker_touch_periodic_lock(app: PluginHost, job: Payload, wait: float | None) -> None:
+    touch_lock(app, job, wait)
 
 
 @hookimpl
@@ -209,7 +220,7 @@ def cogworker_heartbeat(worker: WorkerHandle) -> None:
             if job.get("periodic_until_executed") is True:
                 retake_lock(app, job, ttl)
             else:
-                touch_lock(app, job, ttl)
+                touch_lock(app, job, None)  # running: the active TTL
         except BrokerUnavailableError:
             return  # the next beat tries again
         except Exception:

@@ -36,7 +36,7 @@ from cogworker.plugins.unique_spec import (
     UniqueSpec,
     spec_for,
 )
-from cogworker.plugins.unique_state import configure_state, release, state_of
+from cogworker.plugins.unique_state import configure_state, lock_ttl, release, state_of
 
 if TYPE_CHECKING:
     from cogworker.core.hookspecs import WorkerHandle
@@ -118,7 +118,7 @@ def cogworker_unique_job_starting(app: PluginHost, job: Payload) -> bool | None:
 
 
 @hookimpl
-def cogworker_extend_unique_lock(app: PluginHost, job: Payload, ttl: float) -> None:
+def cogworker_extend_unique_lock(app: PluginHost, job: Payload, wait: float) -> None:
     spec = _spec_or_log(app, job, "extend")
     if spec is None:
         return
@@ -129,7 +129,7 @@ def cogworker_extend_unique_lock(app: PluginHost, job: Payload, ttl: float) -> N
     if spec.mode != UNTIL_EXECUTED or spec.capped or spec.push_lock is None:
         return
     try:
-        if not app.broker.locks.extend(spec.push_lock, jid, ttl):
+        if not app.broker.locks.extend(spec.push_lock, jid, wait + lock_ttl(app)):
             logger.debug("unique lock %s is no longer held by jid=%s; not extended",
                          spec.push_lock, jid)
     except BrokerUnavailableError as exc:

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from cogworker.core.errors import JobDefinitionError
 from cogworker.core.job import UNIQUE_MODES
 from cogworker.core.payload import DEFAULT_QUEUE, dumps
+from cogworker.plugins.unique_state import lock_ttl
 
 if TYPE_CHECKING:
     from cogworker.core.plugin_host import PluginHostBase
@@ -63,8 +64,8 @@ class UniqueSpec:
     """The lock rules of one unique job.
 
     ``mode`` is None for ``unique_for`` alone. ``ttl`` is the push (or window) lock's TTL:
-    ``unique_for`` when given, else ``unique_lock_ttl``. ``capped`` means the TTL is the
-    user's ``unique_for`` cap, so retries never extend it.
+    ``unique_for`` when given, else the plugin's ``lock_ttl`` (alias ``unique_lock_ttl``).
+    ``capped`` means the TTL is the user's ``unique_for`` cap, so retries never extend it.
     """
 
     mode: str | None
@@ -158,5 +159,5 @@ def spec_for(app: PluginHostBase, job: Mapping[str, Any]) -> UniqueSpec | None:
     job_class = str(job.get("class"))
     queue = str(job.get("queue") or DEFAULT_QUEUE)
     name = lock_name(digest(job_class, queue, counted_args(app, job)))
-    ttl = unique_for if unique_for is not None else app.settings.unique_lock_ttl
+    ttl = unique_for if unique_for is not None else lock_ttl(app)
     return UniqueSpec(mode=mode, base_name=name, ttl=ttl, capped=unique_for is not None)

@@ -17,16 +17,19 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from cogworker.core.errors import BrokerUnavailableError, ConfigurationError
+from cogworker.core.settings import checked_like
 
 if TYPE_CHECKING:
     from cogworker.core.broker import LockStore
-    from cogworker.core.plugin_host import PluginHost
+    from cogworker.core.plugin_host import PluginHost, PluginHostBase
 
 logger = logging.getLogger("cogworker.unique")
 
 PLUGIN_NAME = "unique"
 EXTRAS_KEY = "unique"
 DEFAULT_ORPHAN_REPORT_INTERVAL = 3600.0
+OPTION_NAMES = ("lock_ttl", "orphan_report_interval")
+LOCK_TTL_ALIAS = "unique_lock_ttl"
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,20 +37,24 @@ class UniqueOptions:
     """``plugin_options["unique"]``.
 
     ``orphan_report_interval``: seconds between two orphaned-lock reports of one process
-    (0 turns the report off).
+    (0 turns the report off). ``lock_ttl`` (alias: the top-level ``unique_lock_ttl``) is
+    checked here and read by :func:`lock_ttl`.
     """
 
     orphan_report_interval: float = DEFAULT_ORPHAN_REPORT_INTERVAL
 
     @classmethod
-    def parse(cls, raw: Mapping[str, Any]) -> UniqueOptions:
+    def parse(cls, raw: Mapping[str, Any], source: str | None = None) -> UniqueOptions:
         """Read the options; an unknown name or a bad value is a ConfigurationError."""
-        unknown = sorted(set(raw) - {"orphan_report_interval"})
+        unknown = sorted(set(raw) - set(OPTION_NAMES))
         if unknown:
             raise ConfigurationError(
                 f"plugin_options.unique.{unknown[0]}", raw[unknown[0]],
-                "a known option of the unique plugin: orphan_report_interval",
+                f"a known option of the unique plugin: {', '.join(OPTION_NAMES)}", source,
             )
+        if "lock_ttl" in raw:
+            checked_like(LOCK_TTL_ALIAS, raw["lock_ttl"], "plugin_options.unique.lock_ttl",
+                         source)
         interval = raw.get("orphan_report_interval", DEFAULT_ORPHAN_REPORT_INTERVAL)
         if isinstance(interval, bool) or not isinstance(interval, (int, float)) or interval < 0:
             raise ConfigurationError(
@@ -146,9 +153,17 @@ class UniqueState:
 _state_lock = threading.Lock()
 
 
+def lock_ttl(app: PluginHostBase) -> float:
+    """Seconds a push lock lives (and outlives a retry wait): ``plugin_options.unique.
+    lock_ttl``, else the top-level alias ``unique_lock_ttl`` (checked at configure)."""
+    given = app.settings.plugin_options.get(PLUGIN_NAME, {})
+    return float(given["lock_ttl"]) if "lock_ttl" in given else app.settings.unique_lock_ttl
+
+
 def configure_state(app: PluginHost) -> UniqueState:
     """Parse the options into the app's state; owed releases survive a reconfigure."""
-    options = UniqueOptions.parse(app.settings.plugin_options.get(PLUGIN_NAME, {}))
+    options = UniqueOptions.parse(app.settings.plugin_options.get(PLUGIN_NAME, {}),
+                                  app.settings.sources.get("plugin_options"))
     with _state_lock:
         previous = app.extras.get(EXTRAS_KEY)
         state = UniqueState(options)

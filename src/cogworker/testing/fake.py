@@ -107,7 +107,7 @@ class FakeRuns:
                       now: float) -> None:
         stored["at"] = now + decision.delay
         self.recorded.add(stored)
-        extend_job_locks(self.app, stored, decision.delay + self.app.settings.unique_lock_ttl)
+        extend_job_locks(self.app, stored, decision.delay)
         self.app.hooks.job_retried(self.app, stored, exc, decision.delay)
 
     def _empty_message(self, name: str) -> str:

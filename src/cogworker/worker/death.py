@@ -46,7 +46,8 @@ def release_job_locks(app: App, job: Payload, reason: str) -> None:
     app.hooks.release_periodic_lock(app, job)
 
 
-def extend_job_locks(app: App, job: Payload, ttl: float) -> None:
-    """Keep a retrying job's locks over its wait (owner-checked by the plugins)."""
-    app.hooks.extend_unique_lock(app, job, ttl)
-    app.hooks.touch_periodic_lock(app, job, ttl)
+def extend_job_locks(app: App, job: Payload, wait: float) -> None:
+    """Keep a retrying job's locks over its ``wait`` (seconds until it is due); each lock
+    plugin adds its own margin and checks the owner."""
+    app.hooks.extend_unique_lock(app, job, wait)
+    app.hooks.touch_periodic_lock(app, job, wait)

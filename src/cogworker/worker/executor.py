@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import inspect
 import logging
-import math
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
@@ -162,7 +161,7 @@ class JobRunner:
     def _perform(self, work: UnitOfWork, job: Payload, on_perform: Any) -> BaseException | None:
         """Run the server chain and the job; returns its exception, if any. The cron-lock
         plugins hear about every job starting (which jobs hold a lock is theirs to know)."""
-        self.hooks.touch_periodic_lock(self.app, job, self._active_ttl())
+        self.hooks.touch_periodic_lock(self.app, job, None)
         if on_perform is not None:
             on_perform(job, True)
         try:
@@ -195,10 +194,6 @@ class JobRunner:
         if inspect.isawaitable(result):
             return self.async_runner.run(run_limited(result, limit, label))
         return result
-
-    def _active_ttl(self) -> float:
-        """Outlives the detection of a dead process and the recovery of its job (§10.6)."""
-        return float(math.ceil(self.app.settings.orphan_threshold + 120))
 
     # failures ------------------------------------------------------------------------------
     def _route_failure(self, work: UnitOfWork, job: Payload, exc: BaseException,
@@ -246,8 +241,7 @@ class JobRunner:
             logger.warning("fail: %s jid=%s queue=%s: %s: %s; retry in %.0f s (%s)", cls, jid,
                            work.queue, type(exc).__name__, stored["error_message"][:500],
                            decision.delay, progress, extra=extra, exc_info=exc)
-            extend_job_locks(self.app, stored,
-                             decision.delay + self.app.settings.unique_lock_ttl)
+            extend_job_locks(self.app, stored, decision.delay)
             self.hooks.job_retried(self.app, stored, exc, decision.delay)
             return ACK
         why = "killed by retry_in" if decision.killed else "no retries left"

@@ -139,7 +139,7 @@ class Settler:
             return
         if pending.set_name == "retry":
             delay = max(pending.score - time.time(), 0.0)
-            extend_job_locks(self.app, stored, delay + self.app.settings.unique_lock_ttl)
+            extend_job_locks(self.app, stored, delay)
             return
         release_job_locks(self.app, stored, "dead")
         failure = exc or JobFailedError(str(stored.get("error_message", "")))

@@ -93,13 +93,17 @@ def cogworker_retake_periodic_lock(app: PluginHost, job: Payload, ttl: float) ->
 
 
 @hookspec
-def cogworker_touch_periodic_lock(app: PluginHost, job: Payload, ttl: float) -> None:
-    """Set a cron job's running lock TTL, owner-checked (start, heartbeat, retry wait).
+def cogworker_touch_periodic_lock(app: PluginHost, job: Payload, wait: float | None) -> None:
+    """Set a cron job's running lock TTL, owner-checked, when the job starts (``wait`` is
+    None) or goes to wait ``wait`` seconds for a retry. The TTL is the plugin's to choose
+    (the built-in: ``ceil(orphan_threshold + 120)`` while it runs, so a recovered run
+    still finds its lock; the wait plus its ``queued_lock_ttl`` option, alias
+    ``unique_lock_ttl``, while it waits).
 
     :param app: the application.
     :param job: the payload; asked for every job, so an implementation checks its own
         fields (the built-in: ``periodic_pjid``).
-    :param ttl: seconds.
+    :param wait: None when the job starts; else seconds until its retry is due.
 
     Failure policy: isolated.
 
@@ -108,8 +112,9 @@ def cogworker_touch_periodic_lock(app: PluginHost, job: Payload, ttl: float) -> 
     Example::
 
         @cogworker.hookimpl
-        def cogworker_touch_periodic_lock(app, job, ttl):
-            if "acme_cron" in job:
+        def cogworker_touch_periodic_lock(app, job, wait):
+            if "acme_cron" in job:  # running: 10 minutes; waiting: the wait and 1 hour more
+                ttl = 600.0 if wait is None else wait + 3600.0
                 app.broker.locks.extend(f"acme:cron:{job['acme_cron']}", job["jid"], ttl)
     """
 

@@ -65,14 +65,17 @@ def cogworker_unique_job_starting(app: PluginHost, job: Payload) -> bool | None:
 
 
 @hookspec
-def cogworker_extend_unique_lock(app: PluginHost, job: Payload, ttl: float) -> None:
+def cogworker_extend_unique_lock(app: PluginHost, job: Payload, wait: float) -> None:
     """Keep a job's uniqueness lock while it waits for a retry.
 
     Called after the job was written to the retry set, owner-checked by the implementation.
+    The engine says how long the job waits; how much longer the lock lives is the
+    plugin's to choose (the built-in adds its ``lock_ttl`` option, alias
+    ``unique_lock_ttl``).
 
     :param app: the application.
     :param job: the payload as stored in retry.
-    :param ttl: seconds to keep it (retry delay + ``unique_lock_ttl``).
+    :param wait: seconds until the retry is due.
 
     Failure policy: isolated (logged; the job's fate does not change).
 
@@ -81,8 +84,8 @@ def cogworker_extend_unique_lock(app: PluginHost, job: Payload, ttl: float) -> N
     Example::
 
         @cogworker.hookimpl
-        def cogworker_extend_unique_lock(app, job, ttl):
-            locks.extend(digest(job), job["jid"], ttl)
+        def cogworker_extend_unique_lock(app, job, wait):
+            locks.extend(digest(job), job["jid"], wait + 3600)
     """
 
 
