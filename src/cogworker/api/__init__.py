@@ -1,7 +1,7 @@
 """Look inside a running cogworker fleet: counters, queues, sets, processes, running jobs.
 
-Every class is built from a :class:`~cogworker.redis.broker.RedisBroker` or an
-:class:`~cogworker.app.App` and reads Redis afresh on each call::
+Every class is built from a broker (any :class:`~cogworker.core.broker.Broker`) or an
+:class:`~cogworker.app.App` and reads the broker afresh on each call::
 
     from cogworker.api import DeadSet, ProcessSet, Queue, Stats
 
