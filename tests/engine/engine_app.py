@@ -11,7 +11,7 @@ from cogworker.core.broker import SetEntry, SortedSetName, UnitOfWork
 from cogworker.core.outage import OutageLog
 from cogworker.fetchers.reliable import ReliableFetcher
 from cogworker.testing.memory_broker import MemoryBroker
-from cogworker.worker.async_runner import AsyncRunner
+from cogworker.worker.event_loop import EventLoopThread
 from cogworker.worker.executor import JobRunner
 from cogworker.worker.settlement import Settler
 from cogworker.worker.stats_buffer import StatsBuffer
@@ -37,7 +37,7 @@ def job_runner(app: cogworker.App) -> tuple[JobRunner, StatsBuffer, Settler, Rel
     stats = StatsBuffer(app.broker.stats, outages, interval=0)
     fetcher = app.hooks.make_fetcher(app, app.broker)
     assert isinstance(fetcher, ReliableFetcher)
-    return JobRunner(app, outages, stats, AsyncRunner()), stats, Settler(app, fetcher), fetcher
+    return JobRunner(app, outages, stats, EventLoopThread()), stats, Settler(app, fetcher), fetcher
 
 
 def fetch_one(fetcher: ReliableFetcher, queue: str = "default") -> UnitOfWork:

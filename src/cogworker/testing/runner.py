@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 from cogworker.core.errors import TestingError
 from cogworker.core.outage import OutageLog
 from cogworker.core.payload import Payload, encode
-from cogworker.worker.async_runner import AsyncRunner
 from cogworker.worker.death import release_job_locks
+from cogworker.worker.event_loop import EventLoopThread
 from cogworker.worker.executor import JobRunner
 from cogworker.worker.stats_buffer import StatsBuffer
 
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from cogworker.app import App
 
 
-class CallerThreadAsync(AsyncRunner):
+class CallerThreadLoop(EventLoopThread):
     """Runs a job's coroutine in the calling thread (see the module docstring)."""
 
     def run(self, coro: Coroutine[Any, Any, Any]) -> Any:
@@ -42,7 +42,7 @@ class CallerThreadRunner:
 
     def __init__(self, app: App) -> None:
         self.app = app
-        self._async = CallerThreadAsync()
+        self._async = CallerThreadLoop()
 
     def run(self, job: Payload) -> object:
         """Run ``job`` now; returns what ``perform`` returned, or raises what it raised.

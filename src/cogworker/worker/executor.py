@@ -35,8 +35,8 @@ from cogworker.core.payload import (
     max_retries,
     unparseable_wrapper,
 )
-from cogworker.worker.async_runner import AsyncRunner
 from cogworker.worker.death import extend_job_locks, release_job_locks
+from cogworker.worker.event_loop import EventLoopThread
 from cogworker.worker.failures import (
     INTERRUPT_DELAY,
     Decision,
@@ -80,13 +80,13 @@ class JobRunner:
     """Runs jobs for one worker process; shared by its processor threads."""
 
     def __init__(self, app: App, outages: OutageLog, stats: StatsBuffer,
-                 async_runner: AsyncRunner) -> None:
+                 event_loop: EventLoopThread) -> None:
         self.app = app
         self.hooks = app.hooks
         self.broker = app.broker
         self.outages = outages
         self.stats = stats
-        self.async_runner = async_runner
+        self.event_loop = event_loop
         self._chain = [*self.hooks.server_middleware(app), *app.server_middleware]
         self.time_limits = TimeLimits()
 
@@ -192,7 +192,7 @@ class JobRunner:
         with self.time_limits.sync_limit(limit, label):
             result = definition.perform_callable(ctx.instance)(*ctx.job.get("args", []))
         if inspect.isawaitable(result):
-            return self.async_runner.run(run_limited(result, limit, label))
+            return self.event_loop.run(run_limited(result, limit, label))
         return result
 
     # failures ------------------------------------------------------------------------------

@@ -25,8 +25,8 @@ from cogworker.core.errors import BrokerUnavailableError, JobFailedError, JobOrp
 from cogworker.core.outage import OutageLog
 from cogworker.core.payload import Payload, decode
 from cogworker.worker.acker import AckBatcher
-from cogworker.worker.async_runner import AsyncRunner
 from cogworker.worker.death import notify_death, release_job_locks
+from cogworker.worker.event_loop import EventLoopThread
 from cogworker.worker.executor import ACK, GIVE_BACK, JobRunner, Settlement
 from cogworker.worker.settlement import Settler, jid_of
 from cogworker.worker.stats_buffer import StatsBuffer
@@ -51,7 +51,7 @@ class Manager:
         self.fetcher = fetcher
         self.outages = outages
         self.stats = StatsBuffer(app.broker.stats, outages)
-        self.async_runner = AsyncRunner()
+        self.event_loop = EventLoopThread()
         self.settler = Settler(app, fetcher)
         self.acker: AckBatcher | None = None
         self.runner: JobRunner | None = None
@@ -74,7 +74,7 @@ class Manager:
 
     # control --------------------------------------------------------------------------------
     def start(self) -> None:
-        self.runner = JobRunner(self.app, self.outages, self.stats, self.async_runner)
+        self.runner = JobRunner(self.app, self.outages, self.stats, self.event_loop)
         self.acker = AckBatcher(self.settler)
         self.settler.batch_acks = self.acker.submit
         for _ in range(self.app.settings.concurrency):
@@ -262,7 +262,7 @@ class Manager:
             self.acker.stop()  # every finished job's ack is written before anything requeues
         requeued = self._requeue_unfinished()
         self.stats.flush()
-        self.async_runner.close()
+        self.event_loop.close()
         return requeued
 
     def _thread_busy(self, thread: threading.Thread) -> bool:

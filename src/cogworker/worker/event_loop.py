@@ -12,7 +12,7 @@ from collections.abc import Coroutine
 from typing import Any
 
 
-class AsyncRunner:
+class EventLoopThread:
     def __init__(self) -> None:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
