@@ -192,7 +192,17 @@ def test_an_unknown_scheme_names_the_brokers_and_hides_the_url() -> None:
     assert "amqp://..." in str(error)
     assert "secret" not in str(error)
     assert "memory: memory://; redis: no URL, redis://, rediss://" in str(error)
-    assert "must be activated (--plugin NAME or the plugins setting" in str(error)
+
+
+def test_an_unknown_scheme_names_the_installed_broker_that_owns_it() -> None:
+    owners = {"redis": "redis", NO_URL: "redis"}
+
+    owned = unknown_scheme_error("redis_url", "memory://", owners, {"memory": "memory"})
+    other = unknown_scheme_error("redis_url", "amqp://h/", owners, {"memory": "memory"})
+
+    assert "belongs to the installed plugin 'memory', which is not active: activate it " \
+           "(--plugin memory" in str(owned)
+    assert "installed but not active: memory: memory://" in str(other)
 
 
 def test_an_unknown_scheme_with_no_broker_active_says_so() -> None:

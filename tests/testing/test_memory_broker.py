@@ -127,3 +127,24 @@ def test_the_plugin_answers_only_for_its_scheme() -> None:
     assert memory_plugin.cogworker_make_broker(Settings()) is None
     assert memory_plugin.cogworker_make_broker(
         Settings(redis_url="redis://localhost:6379/0")) is None
+
+
+def test_an_app_with_the_memory_plugin_takes_a_memory_url() -> None:
+    import cogworker
+
+    app = cogworker.App(redis_url="memory://", plugins=["memory"])
+
+    @app.job
+    def hello(x: int) -> int:
+        return x
+
+    hello.perform_async(1)
+    assert (app.broker.name, app.broker.queues.size("default")) == ("memory", 1)
+
+
+def test_a_memory_url_without_the_plugin_says_to_activate_it() -> None:
+    import cogworker
+
+    with pytest.raises(ConfigurationError, match=r"installed plugin 'memory', which is not "
+                                                 r"active: activate it \(--plugin memory"):
+        _ = cogworker.App(redis_url="memory://").hooks

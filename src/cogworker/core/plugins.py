@@ -23,6 +23,7 @@ import importlib.metadata
 import logging
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import pluggy
 
@@ -304,15 +305,22 @@ def _with_hook_suggestion(
 def job_options_of(catalog: Catalog, names: Iterable[str]) -> list[tuple[str, list[object]]]:
     """What the plugins ``names`` declare with ``cogworker_job_options``, without
     registering them: for plugins deactivated by name, whose options stay accepted."""
+    return [(name, list(cast("Iterable[object]", result or ())))
+            for name, result in declared_by(catalog, names, "cogworker_job_options")]
+
+
+def declared_by(catalog: Catalog, names: Iterable[str], hook: str) -> list[tuple[str, object]]:
+    """What the plugins ``names`` answer to the argument-less declaration ``hook``
+    (``cogworker_job_options``, ``cogworker_broker_schemes``), imported but not
+    registered; a plugin without that hook is left out. Import errors propagate."""
     parser = pluggy.PluginManager(PROJECT_NAME)
-    declared: list[tuple[str, list[object]]] = []
+    declared: list[tuple[str, object]] = []
     for name in sorted(set(names)):
         plugin = catalog.entry(name).load()
         for attribute in dir(plugin):
             opts = parser.parse_hookimpl_opts(plugin, attribute)
-            if opts is not None and (opts["specname"] or attribute) == "cogworker_job_options":
-                result = getattr(plugin, attribute)()
-                declared.append((name, list(result or ())))
+            if opts is not None and (opts["specname"] or attribute) == hook:
+                declared.append((name, getattr(plugin, attribute)()))
     return declared
 
 

@@ -75,21 +75,34 @@ def scheme_owners(declared: Iterable[tuple[str, BrokerSchemes]]) -> dict[str, st
     return owners
 
 
-def unknown_scheme_error(field: str, url: str | None,
-                         owners: Mapping[str, str]) -> ConfigurationError:
+def unknown_scheme_error(field: str, url: str | None, owners: Mapping[str, str],
+                         inactive: Mapping[str, str] | None = None) -> ConfigurationError:
     """The error for a broker URL (setting ``field``) no active broker plugin owns: it
-    names every active broker plugin with its schemes. The URL itself is not repeated
-    (it may hold a password): only its scheme."""
+    names every active broker plugin with its schemes, and the installed broker plugins
+    that are not active (``inactive``: scheme → plugin), saying which one to activate
+    when one owns the scheme. The URL itself is not repeated (it may hold a password):
+    only its scheme."""
+    scheme = url_scheme(url)
+    shown = "no URL" if scheme == NO_URL else f"{scheme}://..."
+    offered = _by_plugin(owners)
+    accepted = (f"a URL whose scheme an active broker plugin owns ({offered})" if offered else
+                "a URL of an active broker plugin, but no broker plugin is active: "
+                "activate one (the default is redis)")
+    inactive = inactive or {}
+    if scheme in inactive:
+        name = inactive[scheme]
+        accepted += (f"; {shown} belongs to the installed plugin {name!r}, which is not "
+                     f"active: activate it (--plugin {name}, or {name!r} in the plugins "
+                     "setting)")
+    elif inactive:
+        accepted += f"; installed but not active: {_by_plugin(inactive)}"
+    return ConfigurationError(field, shown, accepted)
+
+
+def _by_plugin(owners: Mapping[str, str]) -> str:
+    """``plugin: scheme://, ...; plugin: ...`` of a scheme → plugin mapping."""
     by_plugin: dict[str, list[str]] = {}
     for scheme, plugin in sorted(owners.items()):
         by_plugin.setdefault(plugin, []).append("no URL" if scheme == NO_URL else f"{scheme}://")
-    offered = "; ".join(f"{plugin}: {', '.join(schemes)}" for plugin, schemes in
-                        sorted(by_plugin.items()))
-    scheme = url_scheme(url)
-    shown = "no URL" if scheme == NO_URL else f"{scheme}://..."
-    accepted = (f"a URL whose scheme an active broker plugin owns ({offered}); the plugin "
-                "for another scheme must be activated (--plugin NAME or the plugins "
-                "setting, e.g. memory for memory://)" if offered else
-                "a URL of an active broker plugin, but no broker plugin is active: "
-                "activate one (the default is redis)")
-    return ConfigurationError(field, shown, accepted)
+    return "; ".join(f"{plugin}: {', '.join(schemes)}" for plugin, schemes in
+                     sorted(by_plugin.items()))
