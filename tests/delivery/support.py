@@ -248,6 +248,21 @@ def assert_each_ran_once(runs: Mapping[str, list[Execution]], jids: Iterable[str
     assert not problems, f"{len(problems)} job(s) not run exactly once: {sample}"
 
 
+def assert_each_ran_once_but_for_deaths(runs: Mapping[str, list[Execution]],
+                                        jids: Iterable[str], dead_pids: Iterable[int]) -> int:
+    """Every jid finished in its last run, and every earlier run was in a process that
+    died afterwards (delivery.md: a job that finished just before its process died runs
+    again when its acknowledgement had not reached Redis). Returns how many repeated."""
+    dead = set(dead_pids)
+    problems = {jid: [(r.pid, r.finished is not None) for r in runs.get(jid, [])]
+                for jid in jids
+                if not runs.get(jid) or runs[jid][-1].finished is None
+                or any(r.pid not in dead for r in runs[jid][:-1])}
+    sample = dict(list(problems.items())[:10])
+    assert not problems, f"{len(problems)} job(s) lost or repeated without a death: {sample}"
+    return sum(len(runs[jid]) > 1 for jid in jids)
+
+
 def unexplained_repeats(runs: Mapping[str, list[Execution]],
                         kills: Sequence[Kill]) -> dict[str, list[Execution]]:
     """Jids run more than once where an earlier run was not in a process killed after it

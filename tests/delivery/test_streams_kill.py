@@ -28,7 +28,7 @@ from delivery.support import (
     Execution,
     Fleet,
     assert_drained,
-    assert_each_ran_once,
+    assert_each_ran_once_but_for_deaths,
     cut_short_outside_kills,
     enqueue_work,
     executions,
@@ -252,7 +252,11 @@ def test_a_poison_pill_under_streams_goes_to_dead_after_max_orphanings(
     dead = json.loads(record)
     assert (dead["jid"], dead["error_class"]) == (poison, "cogworker.JobOrphanedError")
     assert f"orphaned more than {max_orphanings} times" in dead["error_message"]
-    assert_each_ran_once(runs, neighbours)
+    # A neighbour finished just before the pill killed its process may run again: its
+    # acknowledgement (sent in batches, off the processor thread) can die with it.
+    repeated = assert_each_ran_once_but_for_deaths(runs, neighbours, exits)
     assert_drained(redis_client, keys, dead=1)
     assert_streams_drained(redis_client, keys)
     assert not redis_client.exists(keys.orphanings(poison))
+    print(f"\npoison pill under streams: {len(runs[poison])} runs in {len(exits)} processes; "
+          f"{repeated} of {len(neighbours)} neighbours ran again after a death")
