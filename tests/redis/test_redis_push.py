@@ -46,10 +46,17 @@ def stored(client: redis.Redis, keys: KeySchema, queue: str = "default") -> list
     return [raw.decode() if isinstance(raw, bytes) else raw for raw in reversed(raws)]
 
 
-def push_connection_ids(client: redis.Redis) -> list[str]:
-    """Connections whose last command was the LPUSH or PUBLISH of a push."""
+def connection_ids(client: redis.Redis) -> set[str]:
+    """Every connection the server has now (the session's server also keeps idle push
+    lines that earlier tests' brokers left open)."""
+    return {str(entry["id"]) for entry in client.client_list()}
+
+
+def push_connection_ids(client: redis.Redis, before: set[str]) -> list[str]:
+    """Connections opened after ``before`` whose last command was a push's LPUSH or
+    PUBLISH."""
     return [str(entry["id"]) for entry in client.client_list()
-            if entry["cmd"] in ("lpush", "publish")]
+            if entry["cmd"] in ("lpush", "publish") and str(entry["id"]) not in before]
 
 
 def listening(client: redis.Redis, channel: str) -> Any:
@@ -113,13 +120,14 @@ def test_with_a_listener_every_push_wakes_it(
 def test_a_killed_push_connection_is_reopened_before_the_job_is_sent(
     broker: RedisBroker, keys: KeySchema, redis_client: redis.Redis
 ) -> None:
+    before = connection_ids(redis_client)
     raws = push_twice(broker)
-    (killed,) = push_connection_ids(redis_client)
+    (killed,) = push_connection_ids(redis_client, before)
     redis_client.client_kill_filter(_id=killed)
     raw = job()
     broker.queues.store([("default", raw)], [])  # no error: the dead socket was noticed first
     assert stored(redis_client, keys) == [*raws, raw]
-    assert push_connection_ids(redis_client) != [killed]
+    assert push_connection_ids(redis_client, before) != [killed]
 
 
 def test_pushes_go_on_after_a_redis_restart(
@@ -233,8 +241,9 @@ def test_without_a_plain_socket_the_line_uses_redis_py(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(PushLine, "_ready_socket", lambda line: None)
+    before = connection_ids(redis_client)
     raws = push_twice(broker)
-    (killed,) = push_connection_ids(redis_client)
+    (killed,) = push_connection_ids(redis_client, before)
     redis_client.client_kill_filter(_id=killed)
     raw = job()
     broker.queues.store([("default", raw)], [])
