@@ -30,7 +30,21 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "src" / "cogworker"
-BUILT_IN_PLUGINS = ("basic", "reliable", "unique", "periodic-locks")
+
+
+def declared_plugins() -> tuple[str, ...]:
+    """The ``cogworker`` entry points pyproject.toml declares: the built-ins the installed
+    package must expose (read from there, so a new built-in is checked without a second
+    list to keep)."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:
+        import tomli as tomllib
+    document = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    return tuple(document["project"]["entry-points"]["cogworker"])
+
+
+BUILT_IN_PLUGINS = declared_plugins()
 
 SMOKE_APP = '''
 import pathlib
