@@ -25,6 +25,7 @@ from cogworker.core.errors import BrokerUnavailableError
 from cogworker.core.settings import DEFAULT_PUSH_BUSY_WAIT
 from cogworker.redis.connection import redact_url
 from cogworker.redis.errors import translate_errors
+from cogworker.redis.extensions import build_extensions
 from cogworker.redis.held import RedisHeldJobStore
 from cogworker.redis.job_sets import DEFAULT_DEAD_MAX_JOBS, DEFAULT_DEAD_TIMEOUT, RedisJobSets
 from cogworker.redis.keys import KeySchema
@@ -92,6 +93,7 @@ class RedisBroker:
         self._periodic = RedisPeriodicStore(client, keys, self._scripts)
         self._stats = RedisStatsStore(client, keys)
         self._locator = Locator(client, keys, self._scripts)
+        self._extensions = build_extensions(client, keys, self._scripts)
 
     # RedisAccess -----------------------------------------------------------------------
     @property
@@ -177,8 +179,9 @@ class RedisBroker:
         return self._locator.locate(jids, cursor, window)
 
     def extension(self, key: Extension[T]) -> T | None:
-        """No optional facet yet: always None."""
-        return None
+        """The optional facet ``key`` names (:mod:`cogworker.redis.extensions`), or None."""
+        store = self._extensions.get(key)
+        return store  # type: ignore[return-value]  # the key was declared with its type
 
     def close(self) -> None:
         """Disconnect every pooled and push connection (they reopen if used again)."""

@@ -8,6 +8,7 @@ from typing import TypeVar
 
 from cogworker.core.broker import LOCATE_WINDOW, Extension, LocatePage
 from cogworker.core.settings import Settings
+from cogworker.testing.memory_broker.extensions import build_extensions
 from cogworker.testing.memory_broker.held import MemoryHeldJobs
 from cogworker.testing.memory_broker.locate import Locator
 from cogworker.testing.memory_broker.locks import MemoryLocks
@@ -57,6 +58,7 @@ class MemoryBroker:
         self._periodic = MemoryPeriodic(self.state)
         self._stats = MemoryStats(self.state)
         self._locator = Locator(self.state)
+        self._extensions = build_extensions(self.state)
 
     @property
     def name(self) -> str:
@@ -123,7 +125,10 @@ class MemoryBroker:
         return self._locator.locate(jids, cursor, window)
 
     def extension(self, key: Extension[T]) -> T | None:
-        return None
+        """The optional facet ``key`` names (:mod:`~cogworker.testing.memory_broker.extensions`),
+        or None."""
+        store = self._extensions.get(key)
+        return store  # type: ignore[return-value]  # the key was declared with its type
 
     def close(self) -> None:
         """Nothing to release: the state stays, and the broker works on afterwards."""

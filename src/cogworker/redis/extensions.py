@@ -1,0 +1,24 @@
+"""The optional facets the Redis broker provides, by their :class:`Extension` key.
+
+Each optional facet's Protocol and key live in :mod:`cogworker.core.broker` (one module
+each); its Redis implementation is one module here, added to :func:`build_extensions`.
+:meth:`RedisBroker.extension <cogworker.redis.broker.RedisBroker.extension>` answers from
+the mapping this returns, so asking for a facet never contacts Redis.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import redis
+
+from cogworker.core.broker import Extension
+from cogworker.redis.keys import KeySchema
+from cogworker.redis.scripts import Scripts
+
+
+def build_extensions(client: redis.Redis, keys: KeySchema,
+                     scripts: Scripts) -> dict[Extension[Any], object]:
+    """One store per optional facet this broker provides, keyed by the facet's key."""
+    extensions: dict[Extension[Any], object] = {}
+    return extensions

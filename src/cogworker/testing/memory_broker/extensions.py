@@ -1,0 +1,19 @@
+"""The optional facets the memory broker provides, by their :class:`Extension` key.
+
+Each store keeps its own structures and takes the broker's one lock (``state.lock``) for
+every step, and reads the broker's clock (``state.now()``), so it is atomic and moves with
+a test clock like the built-in facets.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cogworker.core.broker import Extension
+from cogworker.testing.memory_broker.state import MemoryState
+
+
+def build_extensions(state: MemoryState) -> dict[Extension[Any], object]:
+    """One store per optional facet this broker provides, keyed by the facet's key."""
+    extensions: dict[Extension[Any], object] = {}
+    return extensions
