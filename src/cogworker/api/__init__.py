@@ -20,12 +20,14 @@ from cogworker.api.processes import Process, ProcessSet, Work, WorkSet
 from cogworker.api.queues import Queue, QueueSummary
 from cogworker.api.sorted_sets import DeadSet, RetrySet, ScheduledSet, SortedEntry, SortedSet
 from cogworker.api.stats import Stats, ThroughputPoint
+from cogworker.api.status import JobStatus, job_attempts, job_status, job_statuses
 
 Workers = WorkSet
 
 __all__ = [
     "DeadSet",
     "JobRecord",
+    "JobStatus",
     "Process",
     "ProcessSet",
     "Queue",
@@ -39,4 +41,7 @@ __all__ = [
     "Work",
     "WorkSet",
     "Workers",
+    "job_attempts",
+    "job_status",
+    "job_statuses",
 ]

@@ -15,6 +15,7 @@ from cogworker.cli.queues_cmd import queues_group
 from cogworker.cli.redis_cmd import redis_group
 from cogworker.cli.run_cmd import run_command
 from cogworker.cli.sets_cmd import SET_COMMANDS
+from cogworker.cli.status_cmd import status_command
 from cogworker.cli.web_cmd import web_command
 
 
@@ -31,7 +32,8 @@ def version_command() -> None:
 
 
 for command in (run_command, enqueue_command, plugins_command, redis_group, locks_group, cron_group,
-                queues_group, busy_command, *SET_COMMANDS, *ADMIN_COMMANDS, web_command):
+                queues_group, busy_command, *SET_COMMANDS, *ADMIN_COMMANDS, web_command,
+                status_command):
     cli.add_command(command)
 cli.add_command(busy_command, "workers")
 

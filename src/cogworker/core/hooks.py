@@ -51,6 +51,9 @@ NOTIFICATION_HOOKS: frozenset[str] = frozenset(
         "cogworker_job_retried",
         "cogworker_job_died",
         "cogworker_orphans_recovered",
+        "cogworker_job_discarded",
+        "cogworker_job_progress",
+        "cogworker_jobs_deleted",
         "cogworker_extend_unique_lock",
         "cogworker_release_unique_lock",
         "cogworker_retake_periodic_lock",
@@ -252,9 +255,26 @@ class Hooks:
         """Notification: a job was moved to the dead set."""
         self._notify("cogworker_job_died", app=app, job=job, exception=exception)
 
-    def orphans_recovered(self, app: PluginHost, identity: str, count: int) -> None:
+    def orphans_recovered(self, app: PluginHost, identity: str, count: int,
+                          jobs: Sequence[Payload] = ()) -> None:
         """Notification: a dead process's in-progress jobs were requeued."""
-        self._notify("cogworker_orphans_recovered", app=app, identity=identity, count=count)
+        self._notify("cogworker_orphans_recovered", app=app, identity=identity, count=count,
+                     jobs=list(jobs))
+
+    def job_discarded(self, app: PluginHost, job: Payload, exception: BaseException) -> None:
+        """Notification: a failed job was discarded (``retry_in`` said so)."""
+        self._notify("cogworker_job_discarded", app=app, job=job, exception=exception)
+
+    def job_progress(self, app: PluginHost, job: Payload, pct: float | None,
+                     message: str | None, fields: Mapping[str, str]) -> None:
+        """Notification: a running job reported progress or stored fields."""
+        self._notify("cogworker_job_progress", app=app, job=job, pct=pct, message=message,
+                     fields=fields)
+
+    def jobs_deleted(self, app: PluginHost, jids: Sequence[str], source: str) -> None:
+        """Notification: jobs were deleted through the API."""
+        if jids:
+            self._notify("cogworker_jobs_deleted", app=app, jids=list(jids), source=source)
 
     # -- web dashboard -----------------------------------------------------------------
 

@@ -176,6 +176,11 @@ class KeySchema:
     def job_attempts(self, jid: str) -> str:
         return self._k("job_attempts", jid)
 
+    # job status ---------------------------------------------------------------------------
+    def status_bucket(self, bucket: int) -> str:
+        """The hash of the statuses written in one time bucket (jid -> JSON record)."""
+        return self._k("status", str(bucket))
+
     # periodic -----------------------------------------------------------------------------
     @property
     def periodic_schedule(self) -> str:

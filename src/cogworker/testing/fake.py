@@ -96,6 +96,7 @@ class FakeRuns:
         stored = failed_payload(job, exc, now)
         if decision.outcome is Outcome.DISCARD:
             release_job_locks(self.app, stored, "discarded")
+            self.app.hooks.job_discarded(self.app, stored, exc)
         elif decision.outcome is Outcome.RETRY:
             self._record_retry(stored, exc, decision, now)
         else:

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from cogworker.core.broker import UnitOfWork
+from cogworker.core.current_job import run_as_current, running
 from cogworker.core.errors import PayloadError
 from cogworker.core.middleware import JobContext, run_chain
 from cogworker.core.outage import OutageLog
@@ -189,10 +190,11 @@ class JobRunner:
         ctx.instance = definition.instantiate(str(ctx.job.get("jid")), ctx.job)
         limit = job_time_limit(ctx.job, self.app.settings.job_time_limit, definition.options)
         label = f"{ctx.job.get('class')} jid={ctx.job.get('jid')}"
-        with self.time_limits.sync_limit(limit, label):
+        with running(self.app, ctx.job) as current, self.time_limits.sync_limit(limit, label):
             result = definition.perform_callable(ctx.instance)(*ctx.job.get("args", []))
         if inspect.isawaitable(result):
-            return self.event_loop.run(run_limited(result, limit, label))
+            return self.event_loop.run(run_limited(run_as_current(current, result), limit,
+                                                   label))
         return result
 
     # failures ------------------------------------------------------------------------------
@@ -212,6 +214,7 @@ class JobRunner:
                            job.get("class"), job.get("jid"), work.queue, type(exc).__name__,
                            stored["error_message"][:500], extra=extra, exc_info=exc)
             release_job_locks(self.app, stored, "discarded")
+            self.hooks.job_discarded(self.app, stored, exc)
             return ACK
         set_name: Literal["retry", "dead"] = (
             "retry" if decision.outcome is Outcome.RETRY else "dead")

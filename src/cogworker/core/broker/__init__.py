@@ -40,6 +40,13 @@ Vocabulary every facet shares:
 
 from __future__ import annotations
 
+from cogworker.core.broker.attempts import (
+    ATTEMPT_OUTCOMES,
+    ATTEMPTS,
+    Attempt,
+    AttemptOutcome,
+    AttemptStore,
+)
 from cogworker.core.broker.composite import LOCATE_WINDOW, Broker, Extension
 from cogworker.core.broker.factory import (
     NO_URL,
@@ -81,20 +88,34 @@ from cogworker.core.broker.records import (
 )
 from cogworker.core.broker.sets import DEFER_DELAY, GraduationReport, JobSets, SetEntry
 from cogworker.core.broker.stats import THROUGHPUT_HOURS_KEPT, HourlyCount, StatsStore, StatsTotals
+from cogworker.core.broker.status import (
+    JOB_STATES,
+    STATUS,
+    JobState,
+    StatusRecord,
+    StatusStore,
+)
 from cogworker.core.broker.subscription import Subscription
 
 SignalSubscription = Subscription
 """The subscription :meth:`ProcessRegistry.subscribe_signals` yields (its older name)."""
 
 __all__ = [
+    "ATTEMPTS",
+    "ATTEMPT_OUTCOMES",
     "DEFER_DELAY",
+    "JOB_STATES",
     "LIVE_QUEUE_WINDOW",
     "LOCATE_WINDOW",
     "NO_URL",
     "ORPHAN_COUNTER_TTL",
     "SIGNALS",
     "SORTED_SET_NAMES",
+    "STATUS",
     "THROUGHPUT_HOURS_KEPT",
+    "Attempt",
+    "AttemptOutcome",
+    "AttemptStore",
     "Broker",
     "BrokerSchemes",
     "ClaimBatch",
@@ -105,6 +126,7 @@ __all__ = [
     "HeldJobStore",
     "HourlyCount",
     "JobSets",
+    "JobState",
     "LocatePage",
     "LockClaim",
     "LockPage",
@@ -127,6 +149,8 @@ __all__ = [
     "SortedSetName",
     "StatsStore",
     "StatsTotals",
+    "StatusRecord",
+    "StatusStore",
     "StepFailure",
     "Subscription",
     "UnitOfWork",

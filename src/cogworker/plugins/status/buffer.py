@@ -1,0 +1,148 @@
+"""What the ``status`` plugin keeps in a process: the statuses it has yet to write.
+
+Every change of a job's status becomes its whole record (merged onto the record this
+process last made for it), kept by jid until the next flush; so a job that starts and
+finishes within one interval is written once, with its last state. Inside a worker a
+:class:`BackgroundFlush` writes the batch once a second; anywhere else (a web process
+pushing, a supervisor burying orphans) each change is written at once.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from cogworker.core.background_flush import BackgroundFlush
+from cogworker.core.broker.status import JobState, StatusRecord, StatusStore
+from cogworker.core.outage import OutageLog
+from cogworker.core.payload import Payload
+
+SITE = "status"
+FINAL_STATES: frozenset[str] = frozenset({"complete", "retrying", "failed", "interrupted"})
+"""States after which this process forgets the job (it no longer runs it)."""
+MAX_BUFFERED = 10_000
+"""Statuses buffered before a flush is asked for early."""
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+class StatusBuffer:
+    """The statuses of one process, by jid, and their writer."""
+
+    def __init__(self, store: StatusStore, ttl: float, clock: Callable[[], float] = time.time,
+                 outages: OutageLog | None = None) -> None:
+        self._store = store
+        self._ttl = ttl
+        self._clock = clock
+        self._outages = outages if outages is not None else OutageLog()
+        self._lock = threading.Lock()
+        self._running: dict[str, StatusRecord] = {}
+        self._dirty: dict[str, StatusRecord] = {}
+        self._flusher: BackgroundFlush | None = None
+        self._closed = False
+
+    @property
+    def ttl(self) -> float:
+        return self._ttl
+
+    # changes -------------------------------------------------------------------------------
+    def record(self, job: Payload, state: JobState | None, *, fresh: bool = False,
+               at: float | None = None, **changes: Any) -> None:
+        """Change ``job``'s status (``state`` None keeps it); ``fresh`` starts from the
+        payload alone (a new run); ``changes`` are :class:`StatusRecord` fields, ``fields``
+        merged into the stored ones."""
+        jid = str(job.get("jid"))
+        now = self._clock() if at is None else at
+        with self._lock:
+            if self._closed:
+                return  # a worker that stopped: its late finishers no longer speak
+            base = None if fresh else (self._dirty.get(jid) or self._running.get(jid))
+            record = self._merged(base or self._from_payload(job, now), state, now, changes)
+            if record.state in FINAL_STATES:
+                self._running.pop(jid, None)
+            else:
+                self._running[jid] = record
+            self._dirty[jid] = record
+            pending = len(self._dirty)
+        self._written(pending)
+
+    def _from_payload(self, job: Payload, now: float) -> StatusRecord:
+        return StatusRecord(jid=str(job.get("jid")), state="queued", updated_at=now,
+                            expires_at=now + self._ttl, class_name=_text(job.get("class")),
+                            queue=_text(job.get("queue")),
+                            error_class=_text(job.get("error_class")),
+                            error_message=_text(job.get("error_message")))
+
+    def _merged(self, base: StatusRecord, state: JobState | None, now: float,
+                changes: Mapping[str, Any]) -> StatusRecord:
+        updates = dict(changes)
+        if "fields" in updates:
+            updates["fields"] = {**base.fields, **updates["fields"]}
+        return dataclasses.replace(base, state=state or base.state, updated_at=now,
+                                   expires_at=now + self._ttl, **updates)
+
+    def _written(self, pending: int) -> None:
+        flusher = self._flusher
+        if flusher is None or not flusher.running:
+            self.flush_now()
+        elif pending >= MAX_BUFFERED:
+            flusher.flush_soon()
+
+    # writing -------------------------------------------------------------------------------
+    def flush(self) -> None:
+        """Write the buffered statuses in one call; on failure they are kept (newer
+        changes of the same jids win) and the error propagates."""
+        with self._lock:
+            batch, self._dirty = self._dirty, {}
+        if not batch:
+            return
+        try:
+            self._store.write(list(batch.values()))
+        except BaseException:
+            with self._lock:
+                self._dirty = {**batch, **self._dirty}
+            raise
+
+    def flush_now(self) -> None:
+        """:meth:`flush`, its failure reported to the outage log (best-effort)."""
+        try:
+            self.flush()
+        except Exception as exc:
+            self._outages.report(SITE, exc)
+        else:
+            self._outages.recovered(SITE)
+
+    def write_now(self, records: Sequence[StatusRecord]) -> None:
+        """Write ``records`` at once, past the buffer (a push's ``queued``); best-effort."""
+        try:
+            self._store.write(records)
+        except Exception as exc:
+            self._outages.report(SITE, exc)
+        else:
+            self._outages.recovered(SITE)
+
+    def start(self, interval: float | None = None) -> None:
+        """Buffer from now on, written every ``interval`` seconds (a worker's start-up)."""
+        with self._lock:
+            self._closed = False
+            if self._flusher is None:
+                kwargs = {} if interval is None else {"interval": interval}
+                self._flusher = BackgroundFlush("cogworker-status", self.flush,
+                                                outages=self._outages, **kwargs)
+        self._flusher.start()
+
+    def stop(self) -> None:
+        """Write what is buffered and stop listening (a worker's shutdown)."""
+        flusher = self._flusher
+        if flusher is not None:
+            flusher.stop()
+        else:
+            self.flush_now()
+        with self._lock:
+            self._closed = True
+            self._running.clear()
