@@ -76,15 +76,16 @@ class RecoveryReport:
     and ``Fetcher.recover_orphans``).
 
     ``moved``: jobs requeued; ``recovered``: of those, how many per dead holder (the caller
-    runs the ``orphans_recovered`` hook for each); ``requeued``: the raws of those jobs
-    per dead holder, as they were held (for the hook's ``jobs``); ``parked``: jobs orphaned
-    too often, set aside for burial; ``buried``: dead records of jobs orphaned too often,
-    as filed into dead (run death hooks and lock releases for them); ``filed_dead``:
-    handed-over failures filed into dead, as stored (the same); ``failed``: jobs whose queue could not be written
-    (they stay held; the next pass tries again); ``unlisted_queues``: queues jobs were put
-    on that no live process reads; ``registry_read``: the holders registry (and the asked
-    ``scan``) were read in full; ``connection_lost``: the store became unreachable during
-    the pass; ``failures``: steps that failed for another reason, skipped.
+    runs the ``orphans_recovered`` hook for each); ``requeued``: the raws of those jobs per
+    dead holder, as they were held (for the hook's ``jobs``); ``parked``: jobs orphaned too
+    often, set aside for burial; ``buried``: dead records of jobs orphaned too often, as
+    filed into dead (run death hooks and lock releases for them); ``filed_dead``:
+    handed-over failures filed into dead, as stored (the same); ``failed``: jobs whose queue
+    could not be written (they stay held; the next pass tries again); ``unlisted_queues``:
+    queues jobs were put on that no live process reads; ``registry_read``: the holders
+    registry (and the asked ``scan``) were read in full; ``connection_lost``: the store
+    became unreachable during the pass; ``failures``: steps that failed for another reason,
+    skipped.
     """
 
     moved: int = 0
