@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 
 import pytest
@@ -78,3 +79,21 @@ def test_a_record_expires_after_its_ttl(store: StatusStore, store_time: StoreTim
 def test_a_read_is_bounded(store: StatusStore) -> None:
     with pytest.raises(ValueError, match="at most"):
         store.read([f"j{i}" for i in range(READ_LIMIT + 1)], TTL, time.time())
+
+
+def test_recovery_reports_the_jobs_it_requeued_by_holder(broker: Broker, holder: str) -> None:
+    """What the ``orphans_recovered`` hook passes on, so ``status`` can say ``queued``."""
+    from contract.payloads import job
+    from contract.test_recovery import DEAD_AT_ONCE, RECENT_BEATS_COUNT, holding
+
+    first, second = job("q"), job("q")
+    holding(broker, holder, first, second)
+
+    report = broker.held.recover_orphans("me", DEAD_AT_ONCE)
+
+    assert sorted(report.requeued[holder]) == sorted([first, second])
+    assert sorted(j["jid"] for j in report.requeued_jobs(holder)) == sorted(
+        json.loads(raw)["jid"] for raw in (first, second))
+    broker.queues.clear("q")
+    holding(broker, holder, first)
+    assert broker.held.recover_process(holder, RECENT_BEATS_COUNT).requeued == {holder: [first]}

@@ -21,7 +21,10 @@ from cogworker.core.hookspecs.broker import cogworker_broker_schemes, cogworker_
 from cogworker.core.hookspecs.fetch import cogworker_make_fetcher, cogworker_requeue_lock
 from cogworker.core.hookspecs.job_events import (
     cogworker_job_died,
+    cogworker_job_discarded,
+    cogworker_job_progress,
     cogworker_job_retried,
+    cogworker_jobs_deleted,
     cogworker_orphans_recovered,
 )
 from cogworker.core.hookspecs.lifecycle import (
@@ -82,8 +85,11 @@ __all__ = [
     "cogworker_extend_unique_lock",
     "cogworker_heartbeat",
     "cogworker_job_died",
+    "cogworker_job_discarded",
     "cogworker_job_options",
+    "cogworker_job_progress",
     "cogworker_job_retried",
+    "cogworker_jobs_deleted",
     "cogworker_make_broker",
     "cogworker_make_fetcher",
     "cogworker_orphans_recovered",
