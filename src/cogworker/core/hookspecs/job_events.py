@@ -28,7 +28,7 @@ def cogworker_job_retried(app: PluginHost, job: Payload, exception: BaseExceptio
 
     Failure policy: isolated.
 
-    Implemented by builtin: none.
+    Implemented by builtin: status (``retrying``), attempts (a ``retrying`` entry).
 
     Example::
 
@@ -52,7 +52,8 @@ def cogworker_job_died(app: PluginHost, job: Payload, exception: BaseException) 
 
     Failure policy: isolated.
 
-    Implemented by builtin: none (the engine releases locks itself before this).
+    Implemented by builtin: status (``failed``), attempts (a ``dead`` or ``killed`` entry;
+    the engine releases locks itself before this).
 
     Example::
 
@@ -155,7 +156,7 @@ def cogworker_orphans_recovered(app: PluginHost, identity: str, count: int,
     Example::
 
         @cogworker.hookimpl
-        def cogworker_orphans_recovered(app, identity, count, jobs):
-            app.logger("acme").warning("%d job(s) of dead process %s requeued: %s",
-                                       count, identity, [job["jid"] for job in jobs])
+        def cogworker_orphans_recovered(app, identity, count):
+            app.logger("acme").warning("%d job(s) of dead process %s requeued",
+                                       count, identity)
     """
