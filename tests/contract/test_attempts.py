@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from cogworker.core.broker import ATTEMPTS, Attempt, AttemptStore, Broker
-from tests.contract.conftest import StoreTime
+from contract.conftest import StoreTime
 
 
 @pytest.fixture

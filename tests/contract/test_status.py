@@ -9,7 +9,7 @@ import pytest
 
 from cogworker.core.broker import STATUS, Broker, StatusRecord, StatusStore
 from cogworker.core.broker.status import READ_LIMIT
-from tests.contract.conftest import StoreTime
+from contract.conftest import StoreTime
 
 TTL = 1800.0
 

@@ -22,8 +22,9 @@ from plugins.status.conftest import WAIT, eventually, working
 
 pytestmark = pytest.mark.slow
 
-FAST = dict(heartbeat_interval=0.5, heartbeat_ttl=2.0, orphan_threshold=2.0,
-            orphan_check_interval=1.0, poll_interval=0.5, timeout=5.0)
+FAST: dict[str, float] = {"heartbeat_interval": 0.5, "heartbeat_ttl": 2.0,
+                          "orphan_threshold": 2.0, "orphan_check_interval": 1.0,
+                          "poll_interval": 0.5, "timeout": 5.0}
 
 APP = f'''
 import time

@@ -20,6 +20,7 @@ stay idle.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
@@ -44,11 +45,22 @@ if TYPE_CHECKING:
     from cogworker.core.plugin_host import PluginHost
 
 EXTRAS_KEY = PLUGIN_NAME
+_building = threading.Lock()
 
 
 def buffer_of(app: PluginHost) -> StatusBuffer | None:
     """The app's status buffer, built on first use; None when the broker has no STATUS
     facet (said once, in a warning)."""
+    state = app.extras.get(EXTRAS_KEY)
+    if isinstance(state, StatusBuffer):
+        return state
+    if state is False:
+        return None
+    with _building:  # processor threads meet here on their first job: build one buffer
+        return _build_buffer(app)
+
+
+def _build_buffer(app: PluginHost) -> StatusBuffer | None:
     state = app.extras.get(EXTRAS_KEY)
     if isinstance(state, StatusBuffer):
         return state
