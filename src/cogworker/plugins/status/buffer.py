@@ -9,10 +9,9 @@ pushing, a supervisor burying orphans) each change is written at once.
 
 from __future__ import annotations
 
-import dataclasses
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from cogworker.core.background_flush import BackgroundFlush
@@ -21,8 +20,9 @@ from cogworker.core.outage import OutageLog
 from cogworker.core.payload import Payload
 
 SITE = "status"
-FINAL_STATES: frozenset[str] = frozenset({"complete", "retrying", "failed", "interrupted"})
-"""States after which this process forgets the job (it no longer runs it)."""
+KEPT_STATE = "working"
+"""The state whose entry outlives a flush: this process still runs the job, and its next
+change merges onto what it has (progress, stored fields)."""
 MAX_BUFFERED = 10_000
 """Statuses buffered before a flush is asked for early."""
 
@@ -32,7 +32,12 @@ def _text(value: object) -> str | None:
 
 
 class StatusBuffer:
-    """The statuses of one process, by jid, and their writer."""
+    """The statuses of one process, by jid, and their writer.
+
+    An entry is a plain dict of :class:`StatusRecord`'s fields (``expires_at`` aside),
+    changed in place under the lock; the records are built once per job and flush, so a
+    job's two or three changes cost a few dict updates on its thread.
+    """
 
     def __init__(self, store: StatusStore, ttl: float, clock: Callable[[], float] = time.time,
                  outages: OutageLog | None = None) -> None:
@@ -41,8 +46,9 @@ class StatusBuffer:
         self._clock = clock
         self._outages = outages if outages is not None else OutageLog()
         self._lock = threading.Lock()
-        self._running: dict[str, StatusRecord] = {}
-        self._dirty: dict[str, StatusRecord] = {}
+        self._entries: dict[str, dict[str, Any]] = {}
+        self._dirty: set[str] = set()
+        self._unwritten: dict[str, StatusRecord] = {}
         self._flusher: BackgroundFlush | None = None
         self._closed = False
 
@@ -61,30 +67,19 @@ class StatusBuffer:
         with self._lock:
             if self._closed:
                 return  # a worker that stopped: its late finishers no longer speak
-            base = None if fresh else (self._dirty.get(jid) or self._running.get(jid))
-            record = self._merged(base or self._from_payload(job, now), state, now, changes)
-            if record.state in FINAL_STATES:
-                self._running.pop(jid, None)
-            else:
-                self._running[jid] = record
-            self._dirty[jid] = record
+            entry = None if fresh else self._entries.get(jid)
+            if entry is None:
+                entry = self._entries[jid] = _from_payload(jid, job)
+            if state is not None:
+                entry["state"] = state
+            entry["updated_at"] = now
+            fields = changes.pop("fields", None)
+            if fields:
+                entry["fields"] = {**entry["fields"], **fields}
+            entry.update(changes)
+            self._dirty.add(jid)
             pending = len(self._dirty)
         self._written(pending)
-
-    def _from_payload(self, job: Payload, now: float) -> StatusRecord:
-        return StatusRecord(jid=str(job.get("jid")), state="queued", updated_at=now,
-                            expires_at=now + self._ttl, class_name=_text(job.get("class")),
-                            queue=_text(job.get("queue")),
-                            error_class=_text(job.get("error_class")),
-                            error_message=_text(job.get("error_message")))
-
-    def _merged(self, base: StatusRecord, state: JobState | None, now: float,
-                changes: Mapping[str, Any]) -> StatusRecord:
-        updates = dict(changes)
-        if "fields" in updates:
-            updates["fields"] = {**base.fields, **updates["fields"]}
-        return dataclasses.replace(base, state=state or base.state, updated_at=now,
-                                   expires_at=now + self._ttl, **updates)
 
     def _written(self, pending: int) -> None:
         flusher = self._flusher
@@ -94,18 +89,31 @@ class StatusBuffer:
             flusher.flush_soon()
 
     # writing -------------------------------------------------------------------------------
-    def flush(self) -> None:
-        """Write the buffered statuses in one call; on failure they are kept (newer
-        changes of the same jids win) and the error propagates."""
+    def _take_batch(self) -> dict[str, StatusRecord]:
+        """The records to write now; entries of jobs this process no longer runs go."""
         with self._lock:
-            batch, self._dirty = self._dirty, {}
+            batch = self._unwritten
+            self._unwritten = {}
+            keep = self._flusher is not None and self._flusher.running
+            for jid in self._dirty:
+                entry = self._entries[jid]
+                batch[jid] = StatusRecord(expires_at=entry["updated_at"] + self._ttl, **entry)
+                if not keep or entry["state"] != KEPT_STATE:
+                    del self._entries[jid]
+            self._dirty = set()
+        return batch
+
+    def flush(self) -> None:
+        """Write the buffered statuses in one call; on failure they are kept for the next
+        (a newer change of the same jid wins) and the error propagates."""
+        batch = self._take_batch()
         if not batch:
             return
         try:
             self._store.write(list(batch.values()))
         except BaseException:
             with self._lock:
-                self._dirty = {**batch, **self._dirty}
+                self._unwritten = {**batch, **self._unwritten}
             raise
 
     def flush_now(self) -> None:
@@ -145,4 +153,12 @@ class StatusBuffer:
             self.flush_now()
         with self._lock:
             self._closed = True
-            self._running.clear()
+            self._entries.clear()
+            self._dirty.clear()
+
+
+def _from_payload(jid: str, job: Payload) -> dict[str, Any]:
+    return {"jid": jid, "state": "queued", "updated_at": 0.0,
+            "class_name": _text(job.get("class")), "queue": _text(job.get("queue")),
+            "pct": None, "message": None, "error_class": _text(job.get("error_class")),
+            "error_message": _text(job.get("error_message")), "fields": {}}
