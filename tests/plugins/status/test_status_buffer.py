@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import pytest
 
@@ -39,10 +39,10 @@ def store() -> RecordingStore:
 
 
 @pytest.fixture
-def buffer(store: RecordingStore) -> StatusBuffer:
+def buffer(store: RecordingStore) -> Iterator[StatusBuffer]:
     made = StatusBuffer(store, ttl=60.0, clock=Clock())
     made.start(interval=3600.0)  # flushed by hand below
-    yield made  # type: ignore[misc]
+    yield made
     made.stop()
 
 

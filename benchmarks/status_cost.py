@@ -7,7 +7,7 @@ Runs a private redis-server on a unix socket in a temporary directory, then:
    off, then on: commands per processed job (heartbeats and start/stop included), and the
    wall-clock rate, which on a shared machine is only indicative.
 
-Usage: ``python scripts/measure_status_cost.py [N]`` (default 5000).
+Usage: ``python -m benchmarks.status_cost [N]`` (default 5000).
 """
 
 from __future__ import annotations
