@@ -31,6 +31,7 @@ from cogworker.core.broker import (
     Relock,
     SortedSetName,
     UnitOfWork,
+    WakeupListener,
 )
 from cogworker.core.errors import BrokerFullError, UnsupportedCommandError
 from cogworker.core.markers import hookimpl
@@ -38,7 +39,6 @@ from cogworker.core.plugin_host import PluginHost, PluginHostBase
 from cogworker.core.plugin_options import AliasedOption, read_plugin_options
 from cogworker.fetchers.basic import BasicFetcher
 from cogworker.fetchers.recovery import hook_relock, process_recovery, recovery_pass
-from cogworker.fetchers.wakeup import WakeupListener
 from cogworker.fetchers.weighted import ALL_PAUSED_PAUSE, fetch_order
 
 PLUGIN_NAME = "reliable"

@@ -82,6 +82,7 @@ from cogworker.core.broker.records import (
 from cogworker.core.broker.sets import DEFER_DELAY, GraduationReport, JobSets, SetEntry
 from cogworker.core.broker.stats import THROUGHPUT_HOURS_KEPT, HourlyCount, StatsStore, StatsTotals
 from cogworker.core.broker.subscription import Subscription
+from cogworker.core.broker.wakeups import WakeupListener
 
 SignalSubscription = Subscription
 """The subscription :meth:`ProcessRegistry.subscribe_signals` yields (its older name)."""
@@ -130,6 +131,7 @@ __all__ = [
     "StepFailure",
     "Subscription",
     "UnitOfWork",
+    "WakeupListener",
     "Whereabouts",
     "WorkRecord",
     "running_lock_name",
