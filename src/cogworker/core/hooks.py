@@ -252,6 +252,10 @@ class Hooks:
         """Notification: a job was moved to the dead set."""
         self._notify("cogworker_job_died", app=app, job=job, exception=exception)
 
+    def job_expired(self, app: PluginHost, job: Payload, late: float) -> None:
+        """Notification: a fetched job was dropped, its ``expires_at`` passed."""
+        self._notify("cogworker_job_expired", app=app, job=job, late=late)
+
     def orphans_recovered(self, app: PluginHost, identity: str, count: int) -> None:
         """Notification: a dead process's in-progress jobs were requeued."""
         self._notify("cogworker_orphans_recovered", app=app, identity=identity, count=count)

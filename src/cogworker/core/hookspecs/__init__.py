@@ -21,6 +21,7 @@ from cogworker.core.hookspecs.broker import cogworker_broker_schemes, cogworker_
 from cogworker.core.hookspecs.fetch import cogworker_make_fetcher, cogworker_requeue_lock
 from cogworker.core.hookspecs.job_events import (
     cogworker_job_died,
+    cogworker_job_expired,
     cogworker_job_retried,
     cogworker_orphans_recovered,
 )
@@ -82,6 +83,7 @@ __all__ = [
     "cogworker_extend_unique_lock",
     "cogworker_heartbeat",
     "cogworker_job_died",
+    "cogworker_job_expired",
     "cogworker_job_options",
     "cogworker_job_retried",
     "cogworker_make_broker",
