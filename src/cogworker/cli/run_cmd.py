@@ -54,6 +54,9 @@ def _refuse_without_jobs(app: App, app_path: str | None, allow_no_jobs: bool) ->
 @click.option("-c", "--concurrency", type=int, help="Processor threads (default 10).")
 @click.option("-q", "--queue", "queues", multiple=True, metavar="NAME[,WEIGHT]",
               help="A queue to work, weight = how often it is tried (repeatable).")
+@click.option("--strict", "strict", is_flag=True, default=None,
+              help="Strict queue order: always take from the first non-empty queue, in the "
+                   "order of -q (no weights).")
 @click.option("-t", "--timeout", type=float, help="Seconds to wait for running jobs at stop.")
 @click.option("-L", "--logfile", type=click.Path(dir_okay=False), help="Log to this file.")
 @click.option("--plugin", "plugins", multiple=True, metavar="NAME|no:NAME",
@@ -79,7 +82,7 @@ def _refuse_without_jobs(app: App, app_path: str | None, allow_no_jobs: bool) ->
 def run_command(
     app_path: str | None, require: tuple[str, ...], config: Path | None, redis_url: str | None,
     namespace: str | None, environment: str | None, concurrency: int | None,
-    queues: tuple[str, ...], timeout: float | None, logfile: str | None,
+    queues: tuple[str, ...], strict: bool | None, timeout: float | None, logfile: str | None,
     plugins: tuple[str, ...], log_level: str | None, log_format: str | None,
     burst: bool, watch: bool, allow_no_jobs: bool, processes: int | None,
     max_memory: float | None, max_jobs: int | None,
@@ -89,6 +92,7 @@ def run_command(
     _check_process_options(processes, max_memory, watch, burst)
     flags: dict[str, Any] = {
         "concurrency": concurrency, "queues": _queues(queues), "timeout": timeout,
+        "strict_queue_order": strict,
         "logfile": logfile, "plugins": plugins or None, "log_level": log_level,
         "log_format": log_format,
     }

@@ -50,6 +50,7 @@ NOTIFICATION_HOOKS: frozenset[str] = frozenset(
         "cogworker_shutdown",
         "cogworker_job_retried",
         "cogworker_job_died",
+        "cogworker_job_expired",
         "cogworker_orphans_recovered",
         "cogworker_job_discarded",
         "cogworker_job_progress",
@@ -254,6 +255,10 @@ class Hooks:
     def job_died(self, app: PluginHost, job: Payload, exception: BaseException) -> None:
         """Notification: a job was moved to the dead set."""
         self._notify("cogworker_job_died", app=app, job=job, exception=exception)
+
+    def job_expired(self, app: PluginHost, job: Payload, late: float) -> None:
+        """Notification: a fetched job was dropped, its ``expires_at`` passed."""
+        self._notify("cogworker_job_expired", app=app, job=job, late=late)
 
     def orphans_recovered(self, app: PluginHost, identity: str, count: int,
                           jobs: Sequence[Payload] = ()) -> None:

@@ -38,6 +38,7 @@ from cogworker.core.payload import (
 )
 from cogworker.worker.death import extend_job_locks, release_job_locks
 from cogworker.worker.event_loop import EventLoopThread
+from cogworker.worker.expiry import drop_if_expired
 from cogworker.worker.failures import (
     INTERRUPT_DELAY,
     Decision,
@@ -99,6 +100,8 @@ class JobRunner:
             return self._bury_unparseable(work, exc)
         jid, job_class = job.get("jid"), job.get("class")
         extra = {"jid": jid, "queue": work.queue, "job_class": job_class}
+        if "expires_at" in job and drop_if_expired(self.app, job):
+            return ACK
         if self._must_wait(job):
             return self._postpone(work, job)
         job_log.start(job_class, jid, work.queue, extra)

@@ -96,6 +96,7 @@ from cogworker.core.broker.status import (
     StatusStore,
 )
 from cogworker.core.broker.subscription import Subscription
+from cogworker.core.broker.wakeups import WakeupListener
 
 SignalSubscription = Subscription
 """The subscription :meth:`ProcessRegistry.subscribe_signals` yields (its older name)."""
@@ -154,6 +155,7 @@ __all__ = [
     "StepFailure",
     "Subscription",
     "UnitOfWork",
+    "WakeupListener",
     "Whereabouts",
     "WorkRecord",
     "running_lock_name",

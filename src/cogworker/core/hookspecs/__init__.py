@@ -22,6 +22,7 @@ from cogworker.core.hookspecs.fetch import cogworker_make_fetcher, cogworker_req
 from cogworker.core.hookspecs.job_events import (
     cogworker_job_died,
     cogworker_job_discarded,
+    cogworker_job_expired,
     cogworker_job_progress,
     cogworker_job_retried,
     cogworker_jobs_deleted,
@@ -86,6 +87,7 @@ __all__ = [
     "cogworker_heartbeat",
     "cogworker_job_died",
     "cogworker_job_discarded",
+    "cogworker_job_expired",
     "cogworker_job_options",
     "cogworker_job_progress",
     "cogworker_job_retried",

@@ -64,6 +64,30 @@ def cogworker_job_died(app: PluginHost, job: Payload, exception: BaseException) 
 
 
 @hookspec
+def cogworker_job_expired(app: PluginHost, job: Payload, late: float) -> None:
+    """A fetched job was dropped without running: its ``expires_at`` had passed.
+
+    Called once per drop, by the worker that fetched it, after it was acknowledged (it is
+    gone from the queue) and its locks released.
+
+    :param app: the application.
+    :param job: the payload as fetched.
+    :param late: seconds between its ``expires_at`` and the fetch.
+
+    Failure policy: isolated.
+
+    Implemented by builtin: none.
+
+    Example::
+
+        @cogworker.hookimpl
+        def cogworker_job_expired(app, job, late):
+            app.logger("acme").info("%s %s dropped, %.0fs too late", job["class"],
+                                    job["jid"], late)
+    """
+
+
+@hookspec
 def cogworker_job_discarded(app: PluginHost, job: Payload, exception: BaseException) -> None:
     """A failed job was dropped: its ``retry_in`` answered ``"discard"``.
 
