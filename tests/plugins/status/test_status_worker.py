@@ -3,6 +3,7 @@ retrying vs failed, interrupted at shutdown, the TTL, and the plugin left off.""
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from typing import Any
@@ -215,3 +216,17 @@ def test_a_bad_ttl_is_refused_at_start_up(redis_url: str, namespace: str) -> Non
             app.hooks  # noqa: B018  # configuring the plugins checks their options
     finally:
         app.close()
+
+
+def test_a_job_dropped_past_its_expiry_is_expired(app: App) -> None:
+    @app.job
+    def perishable() -> None:
+        raise AssertionError("an expired job must not run")
+
+    jid = perishable.set(expires_in=0.2).perform_async()
+    assert jid is not None
+    [raw] = app.broker.queues.page("default", 0, 1)
+    expires_at = json.loads(raw)["expires_at"]
+    eventually(lambda: app.clock() > expires_at, app.clock)
+    with working(app):
+        eventually(lambda: state_of(app, jid) == "expired", lambda: app.status(jid))

@@ -15,11 +15,12 @@ from typing import Any, Literal, Protocol, get_args
 from cogworker.core.broker.composite import Extension
 
 JobState = Literal["queued", "scheduled", "working", "complete", "retrying", "failed",
-                   "stopped", "interrupted"]
+                   "expired", "stopped", "interrupted"]
 """``queued`` (pushed, or put back by orphan recovery), ``scheduled`` (pushed to run
 later), ``working``, ``complete``, ``retrying`` (in the retry set), ``failed`` (dead or
-discarded), ``interrupted`` (put back by a worker that stopped while it ran), ``stopped``
-(reserved for an operator's or a plugin's own use, as in the original)."""
+discarded), ``expired`` (dropped unrun: its ``expires_at`` passed), ``interrupted`` (put
+back by a worker that stopped while it ran), ``stopped`` (reserved for an operator's or a
+plugin's own use, as in the original)."""
 
 JOB_STATES: tuple[str, ...] = get_args(JobState)
 

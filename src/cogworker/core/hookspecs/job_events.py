@@ -76,7 +76,7 @@ def cogworker_job_expired(app: PluginHost, job: Payload, late: float) -> None:
 
     Failure policy: isolated.
 
-    Implemented by builtin: none.
+    Implemented by builtin: status (``expired``).
 
     Example::
 

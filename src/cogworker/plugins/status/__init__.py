@@ -2,7 +2,8 @@
 
 States (:data:`cogworker.core.broker.JOB_STATES`): ``queued`` or ``scheduled`` when pushed,
 ``working`` while it runs, then ``complete``, ``retrying`` or ``failed`` (dead or
-discarded); ``interrupted`` when a stopping worker put it back unfinished; ``queued`` again
+discarded); ``expired`` when a worker dropped it unrun (past its ``expires_at``);
+``interrupted`` when a stopping worker put it back unfinished; ``queued`` again
 when orphan recovery put it back after its process died. A status lives
 ``plugin_options.status.ttl`` seconds (1800) after its last write.
 
@@ -174,6 +175,14 @@ def cogworker_job_died(app: PluginHost, job: Payload) -> None:
 @hookimpl
 def cogworker_job_discarded(app: PluginHost, job: Payload) -> None:
     _failed(app, job, "failed")
+
+
+@hookimpl
+def cogworker_job_expired(app: PluginHost, job: Payload, late: float) -> None:
+    buffer = buffer_of(app)
+    if buffer is not None:
+        buffer.record(job, "expired", fresh=True,
+                      message=f"dropped unrun, {late:.1f} s past its expires_at")
 
 
 @hookimpl
