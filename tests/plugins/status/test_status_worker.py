@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 import cogworker
-from cogworker.api import RetrySet, job_status
+from cogworker.api import RetrySet, job_status, job_statuses
 from cogworker.app import App
 from cogworker.core.errors import NoCurrentJobError
 from plugins.status.conftest import WAIT, eventually, working
@@ -230,3 +230,15 @@ def test_a_job_dropped_past_its_expiry_is_expired(app: App) -> None:
     eventually(lambda: app.clock() > expires_at, app.clock)
     with working(app):
         eventually(lambda: state_of(app, jid) == "expired", lambda: app.status(jid))
+
+
+def test_a_bulk_push_writes_its_statuses_together(app: App) -> None:
+    @app.job
+    def many(number: int) -> None:
+        pass
+
+    jids = app.push_bulk(many, [[n] for n in range(50)])
+    assert all(jids)
+    eventually(lambda: len(job_statuses(app, [str(j) for j in jids])) == 50,
+               lambda: len(job_statuses(app, [str(j) for j in jids])))
+    assert {s.state for s in job_statuses(app, [str(j) for j in jids]).values()} == {"queued"}

@@ -7,7 +7,8 @@ discarded); ``expired`` when a worker dropped it unrun (past its ``expires_at``)
 when orphan recovery put it back after its process died. A status lives
 ``plugin_options.status.ttl`` seconds (1800) after its last write.
 
-Cost: a push writes its status right after it (one round trip, two commands, per push);
+Cost: a push writes its status right after it (one round trip, two commands, per push;
+a ``push_bulk``'s statuses are gathered and written within a second, two commands a batch);
 a worker gathers its jobs' changes in memory and writes them once a second in one call
 (two commands for the whole batch), so a job that starts and ends within a second is
 written once. The price is that window: a status read less than a second after a change
@@ -25,7 +26,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from cogworker.core.broker import STATUS
+from cogworker.core.broker import STATUS, StatusRecord
 from cogworker.core.markers import hookimpl
 from cogworker.core.payload import error_class, error_message, max_retries
 from cogworker.plugins.status.buffer import StatusBuffer
@@ -94,12 +95,14 @@ def _client_middleware(app: PluginHost) -> ClientMiddleware:
         jid = call_next()
         buffer = buffer_of(app) if jid is not None else None
         if buffer is not None:
-            from cogworker.core.broker import StatusRecord
-
             state: JobState = "scheduled" if ctx.scheduled_at is not None else "queued"
-            buffer.write_now([StatusRecord(
-                jid=str(jid), state=state, updated_at=stamped, expires_at=stamped + buffer.ttl,
-                class_name=str(ctx.job.get("class")), queue=ctx.queue)])
+            record = StatusRecord(jid=str(jid), state=state, updated_at=stamped,
+                                  expires_at=stamped + buffer.ttl,
+                                  class_name=str(ctx.job.get("class")), queue=ctx.queue)
+            if ctx.bulk:  # stored after the whole batch: gathered, written within a second
+                buffer.add_pushed(record)
+            else:
+                buffer.write_now([record])
         return jid
 
     return record_push

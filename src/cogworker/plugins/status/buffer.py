@@ -9,6 +9,7 @@ pushing, a supervisor burying orphans) each change is written at once.
 
 from __future__ import annotations
 
+import atexit
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -51,6 +52,7 @@ class StatusBuffer:
         self._unwritten: dict[str, StatusRecord] = {}
         self._flusher: BackgroundFlush | None = None
         self._closed = False
+        self._exit_flush = False
 
     @property
     def ttl(self) -> float:
@@ -124,6 +126,20 @@ class StatusBuffer:
             self._outages.report(SITE, exc)
         else:
             self._outages.recovered(SITE)
+
+    def add_pushed(self, record: StatusRecord) -> None:
+        """A bulk push's status: written with the next flush, within one interval (a
+        process that pushes but runs no worker gets a flusher of its own on first use)."""
+        with self._lock:
+            if self._closed:
+                return
+            self._unwritten[record.jid] = record
+            idle = self._flusher is None or not self._flusher.running
+        if idle:
+            self.start()
+            if not self._exit_flush:
+                self._exit_flush = True
+                atexit.register(self.flush_now)
 
     def write_now(self, records: Sequence[StatusRecord]) -> None:
         """Write ``records`` at once, past the buffer (a push's ``queued``); best-effort."""
