@@ -249,10 +249,11 @@ class SortedSet:
 
     def clear(self) -> int:
         """Delete every entry (and, for retry and dead, their failure trails); returns how
-        many were removed. Built from an app, it reads the jids first (a page at a time)
-        for ``cogworker_jobs_deleted``: an entry added meanwhile keeps its trail until
-        the trail expires."""
-        jids = self._all_jids() if self._host is not None else []
+        many were removed. Built from an app with a plugin implementing
+        ``cogworker_jobs_deleted``, it reads the jids first (a page at a time) for it: an
+        entry added meanwhile keeps its trail until the trail expires."""
+        host = self._host
+        jids = self._all_jids() if host is not None and host.hooks.wants_jobs_deleted() else []
         count = self._sets.clear(self.set_name)
         for start in range(0, len(jids), CLEAR_NOTICE_BATCH):
             self._deleted(jids[start:start + CLEAR_NOTICE_BATCH])

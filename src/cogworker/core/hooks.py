@@ -281,6 +281,12 @@ class Hooks:
         if jids:
             self._notify("cogworker_jobs_deleted", app=app, jids=list(jids), source=source)
 
+    def wants_jobs_deleted(self) -> bool:
+        """Whether an active plugin implements ``cogworker_jobs_deleted`` (a clear reads
+        the jids it deletes only then)."""
+        caller: pluggy.HookCaller = self._pm.hook.cogworker_jobs_deleted
+        return bool(caller.get_hookimpls())
+
     # -- web dashboard -----------------------------------------------------------------
 
     def web_tabs(self, app: PluginHost) -> list[object]:
