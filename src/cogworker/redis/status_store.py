@@ -43,9 +43,7 @@ class RedisStatusStore:
         written = max(record.updated_at for record in records)
         lives = max(record.expires_at for record in records) - written
         key = self._keys.status_bucket(int(written // BUCKET_SECONDS))
-        mapping: dict[Any, Any] = {
-            jid: json.dumps(record.to_dict(), separators=(",", ":"), ensure_ascii=False)
-            for jid, record in latest.items()}
+        mapping: dict[Any, Any] = {jid: _stored(record) for jid, record in latest.items()}
         pipe = self._client.pipeline(transaction=False)
         pipe.hset(key, mapping=mapping)
         pipe.expire(key, max(1, math.ceil(lives)) + BUCKET_SECONDS)
@@ -75,6 +73,13 @@ class RedisStatusStore:
                 if jid not in found or record.updated_at > found[jid].updated_at:
                     found[jid] = record
         return found
+
+
+def _stored(record: StatusRecord) -> str:
+    """The record's JSON without its empty fields (a status is kept per job: bytes count)."""
+    data = {name: value for name, value in record.to_dict().items()
+            if value is not None and value != {}}
+    return json.dumps(data, separators=(",", ":"), ensure_ascii=False)
 
 
 def _parsed(value: bytes | str | None) -> StatusRecord | None:
