@@ -12,7 +12,8 @@ from typing import Any
 
 import redis
 
-from cogworker.core.broker import Extension
+from cogworker.core.broker import HISTORY, Extension
+from cogworker.redis.history_store import RedisHistoryStore
 from cogworker.redis.keys import KeySchema
 from cogworker.redis.scripts import Scripts
 
@@ -21,4 +22,5 @@ def build_extensions(client: redis.Redis, keys: KeySchema,
                      scripts: Scripts) -> dict[Extension[Any], object]:
     """One store per optional facet this broker provides, keyed by the facet's key."""
     extensions: dict[Extension[Any], object] = {}
+    extensions[HISTORY] = RedisHistoryStore(client, keys, scripts)
     return extensions

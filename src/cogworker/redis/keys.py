@@ -176,6 +176,19 @@ class KeySchema:
     def job_attempts(self, jid: str) -> str:
         return self._k("job_attempts", jid)
 
+    # run history (see cogworker.redis.history_store) ------------------------------------
+    @property
+    def history_runs(self) -> str:
+        return self._k("history", "runs")
+
+    @property
+    def history_index(self) -> str:
+        return self._k("history", "index")
+
+    def history_daily(self, day: str) -> str:
+        """Runs per UTC day ``YYYY-MM-DD`` (the Ruby gem's key)."""
+        return self._k("history", "daily", day)
+
     # periodic -----------------------------------------------------------------------------
     @property
     def periodic_schedule(self) -> str:

@@ -58,6 +58,17 @@ from cogworker.core.broker.held import (
     RecoveryReport,
     StepFailure,
 )
+from cogworker.core.broker.history import (
+    HISTORY,
+    RUN_STATUSES,
+    SORT_KEYS,
+    DailyCount,
+    HistoryPage,
+    HistoryQuery,
+    HistoryRecord,
+    HistoryRetention,
+    HistoryStore,
+)
 from cogworker.core.broker.locks import LockClaim, LockPage, LockRecord, LockStore, Relock
 from cogworker.core.broker.periodic import PeriodicStore, running_lock_name
 from cogworker.core.broker.processes import (
@@ -88,21 +99,30 @@ SignalSubscription = Subscription
 
 __all__ = [
     "DEFER_DELAY",
+    "HISTORY",
     "LIVE_QUEUE_WINDOW",
     "LOCATE_WINDOW",
     "NO_URL",
     "ORPHAN_COUNTER_TTL",
+    "RUN_STATUSES",
     "SIGNALS",
     "SORTED_SET_NAMES",
+    "SORT_KEYS",
     "THROUGHPUT_HOURS_KEPT",
     "Broker",
     "BrokerSchemes",
     "ClaimBatch",
+    "DailyCount",
     "Extension",
     "Fetcher",
     "GraduatedSetName",
     "GraduationReport",
     "HeldJobStore",
+    "HistoryPage",
+    "HistoryQuery",
+    "HistoryRecord",
+    "HistoryRetention",
+    "HistoryStore",
     "HourlyCount",
     "JobSets",
     "LocatePage",

@@ -1,0 +1,146 @@
+-- history_append: store a batch of run records in every history index, count them per UTC
+-- day, then trim the history by age and by count, every index together, in one step.
+--
+-- KEYS[1]  hash  <ns>:history:runs   run id -> record JSON
+-- KEYS[2]  zset  <ns>:history:index  the lexicographic index (see core/broker/history_index.py)
+-- KEYS[3..] hash <ns>:history:daily:<YYYY-MM-DD>, one per day the batch touches, in the
+--          order of the day counts below
+-- ARGV[1]  max age in milliseconds: records that finished earlier than TIME - this go
+-- ARGV[2]  max entries: the oldest records beyond this many go
+-- ARGV[3]  a day's counts live this many milliseconds after their last write
+-- ARGV[4]  the most records this call removes (the rest goes with the next batches)
+-- ARGV[5]  n, the number of records
+-- ARGV[6]  the caller's clock (epoch ms), used only when TIME is refused
+-- then, per day key (KEYS[3], KEYS[4]...): its success count, its failed count
+-- then, per record, 8 values: run id, JSON, status, class, queue, jid, finished ms and
+--          duration us (each 13 digits, zero-padded)
+-- Returns  {removed by age, removed by count}
+--
+-- Every index entry of a record is built by entries() here, from the stored fields, both
+-- when it is added and when it is trimmed, so the two always agree.
+-- luacheck: globals KEYS ARGV redis cjson
+
+if redis.replicate_commands then
+  redis.replicate_commands()
+end
+
+local runs, index = KEYS[1], KEYS[2]
+local max_age, max_entries = tonumber(ARGV[1]), tonumber(ARGV[2])
+local daily_ttl, trim_limit = tonumber(ARGV[3]), tonumber(ARGV[4])
+local n = tonumber(ARGV[5])
+local days = #KEYS - 2
+local CHUNK = 2000
+local SEP = '\0'
+
+local function call_chunked(command, key, items)
+  for first = 1, #items, CHUNK do
+    local last = math.min(first + CHUNK - 1, #items)
+    redis.call(command, key, unpack(items, first, last))
+  end
+end
+
+local function entries(status, class, queue, jid, finished, duration, id)
+  local values = {a = '', s = status, c = class, q = queue, j = jid}
+  local out = {}
+  for _, field in ipairs({'a', 's', 'c', 'q', 'j'}) do
+    out[#out + 1] = field .. 'f' .. SEP .. values[field] .. SEP .. finished .. SEP .. id
+    out[#out + 1] = field .. 'd' .. SEP .. values[field] .. SEP .. duration .. SEP .. id
+  end
+  return out
+end
+
+-- store ---------------------------------------------------------------------------------
+local fields, members = {}, {}
+local base = 6 + 2 * days
+for i = 0, n - 1 do
+  local at = base + 8 * i
+  local id = ARGV[at + 1]
+  fields[#fields + 1] = id
+  fields[#fields + 1] = ARGV[at + 2]
+  for _, entry in ipairs(entries(ARGV[at + 3], ARGV[at + 4], ARGV[at + 5], ARGV[at + 6],
+                                 ARGV[at + 7], ARGV[at + 8], id)) do
+    members[#members + 1] = 0
+    members[#members + 1] = entry
+  end
+end
+call_chunked('HSET', runs, fields)
+call_chunked('ZADD', index, members)
+
+for d = 1, days do
+  local success, failed = tonumber(ARGV[5 + 2 * d]), tonumber(ARGV[6 + 2 * d])
+  if success > 0 then
+    redis.call('HINCRBY', KEYS[2 + d], 'success', success)
+  end
+  if failed > 0 then
+    redis.call('HINCRBY', KEYS[2 + d], 'failed', failed)
+  end
+  redis.call('PEXPIRE', KEYS[2 + d], daily_ttl)
+end
+
+-- trim ----------------------------------------------------------------------------------
+local function readable(record)
+  if type(record) ~= 'table' then
+    return false
+  end
+  for _, name in ipairs({'status', 'class', 'queue', 'jid'}) do
+    if type(record[name]) ~= 'string' then
+      return false
+    end
+  end
+  return type(record.finished_ms) == 'number' and type(record.duration_us) == 'number'
+end
+
+local function remove(all_entries)
+  if #all_entries == 0 then
+    return
+  end
+  local ids = {}
+  for i, entry in ipairs(all_entries) do
+    ids[i] = string.match(entry, '([^%z]*)$')
+  end
+  local gone = {}
+  for first = 1, #ids, CHUNK do
+    local last = math.min(first + CHUNK - 1, #ids)
+    local texts = redis.call('HMGET', runs, unpack(ids, first, last))
+    for j = 1, last - first + 1 do
+      local ok, record = pcall(cjson.decode, texts[j] or '')
+      if ok and readable(record) then
+        local finished = string.format('%013d', record.finished_ms)
+        local duration = string.format('%013d', record.duration_us)
+        for _, entry in ipairs(entries(record.status, record.class, record.queue,
+                                       record.jid, finished, duration, ids[first + j - 1])) do
+          gone[#gone + 1] = entry
+        end
+      else
+        gone[#gone + 1] = all_entries[first + j - 1]  -- what is known of a broken record
+      end
+    end
+  end
+  call_chunked('ZREM', index, gone)
+  call_chunked('HDEL', runs, ids)
+end
+
+local all_low, all_high = '[af' .. SEP .. SEP, '(af' .. SEP .. '\1'
+local now_ms
+local ok, t = pcall(redis.call, 'TIME')
+if ok then
+  now_ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+else
+  now_ms = tonumber(ARGV[6])
+end
+local cutoff = string.format('%013d', math.max(now_ms - max_age, 0))
+local old = redis.call('ZRANGEBYLEX', index, all_low, '(af' .. SEP .. SEP .. cutoff,
+                       'LIMIT', 0, trim_limit)
+remove(old)
+
+local by_count = {}
+local budget = trim_limit - #old
+if budget > 0 then
+  local excess = redis.call('ZLEXCOUNT', index, all_low, all_high) - max_entries
+  if excess > 0 then
+    by_count = redis.call('ZRANGEBYLEX', index, all_low, all_high, 'LIMIT', 0,
+                          math.min(excess, budget))
+    remove(by_count)
+  end
+end
+return {#old, #by_count}
