@@ -24,6 +24,7 @@ from cogworker.core.settings import DEACTIVATE_PREFIX
 from cogworker.supervisor import lineage
 
 if TYPE_CHECKING:
+    from cogworker.api.history import History
     from cogworker.core.broker import Broker
     from cogworker.core.hooks import Hooks
     from cogworker.core.middleware import ClientMiddleware, ServerMiddleware
@@ -273,6 +274,13 @@ class App:
                                                hooks.broker_schemes())
                 self._broker = broker
             return self._broker
+
+    @property
+    def history(self) -> History:
+        """The run history the ``history`` plugin records (:mod:`cogworker.api.history`)."""
+        from cogworker.api.history import History
+
+        return History(self)
 
     def use_broker(self, broker: Broker) -> None:
         """Use this broker instead of building one from the settings (tests, embedding)."""
