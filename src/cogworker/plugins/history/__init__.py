@@ -54,19 +54,21 @@ def options_of(app: PluginHostBase) -> HistoryOptions:
 
 
 def recorder_of(app: PluginHost) -> HistoryRecorder | None:
-    """This app's recorder (made on first use); None when the broker keeps no history."""
-    recorder = app.extras.get(RECORDER_KEY)
-    if recorder is None:
-        store = app.broker.extension(HISTORY)
-        if store is None:
-            logger.warning("the history plugin is active but broker %s keeps no run history "
-                           "(it has no %r facet): no history is recorded", app.broker.name,
-                           HISTORY.name)
-            app.extras[RECORDER_KEY] = False
-            return None
-        recorder = app.extras.setdefault(RECORDER_KEY,
-                                         HistoryRecorder(store, options_of(app), app.clock))
-    return cast("HistoryRecorder", recorder) if recorder else None
+    """The recorder of this app's broker (made on first use, again when the app changes
+    broker, as test modes do); None when the broker keeps no history."""
+    broker = app.broker
+    kept = app.extras.get(RECORDER_KEY)
+    if kept is not None and kept[0] is broker:
+        return cast("HistoryRecorder | None", kept[1])
+    store = broker.extension(HISTORY)
+    if store is None:
+        logger.warning("the history plugin is active but broker %s keeps no run history (it "
+                       "has no %r facet): no history is recorded", broker.name, HISTORY.name)
+        recorder = None
+    else:
+        recorder = HistoryRecorder(store, options_of(app), app.clock)
+    app.extras[RECORDER_KEY] = (broker, recorder)
+    return recorder
 
 
 @hookimpl
