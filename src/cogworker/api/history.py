@@ -25,8 +25,11 @@ How a page is read (the Web UI pages the same way):
 
 from __future__ import annotations
 
+import base64
+import binascii
 import datetime as dt
 import time
+from dataclasses import replace
 
 from cogworker.api._source import Source, resolve_broker
 from cogworker.core.broker import (
@@ -59,6 +62,27 @@ def epoch_ms(moment: Moment | None) -> int | None:
     return int(float(moment) * 1000)
 
 
+def encode_cursor(cursor: str | None) -> str | None:
+    """A store's cursor as URL-safe text (a store's own may hold any byte)."""
+    if cursor is None:
+        return None
+    return base64.urlsafe_b64encode(cursor.encode("utf-8", "surrogateescape")).decode(
+        "ascii").rstrip("=")
+
+
+def decode_cursor(text: str | None) -> str | None:
+    """The store's cursor from :func:`encode_cursor`'s text; ``ValueError`` for text that
+    is not one."""
+    if text is None:
+        return None
+    try:
+        return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)).decode(
+            "utf-8", "surrogateescape")
+    except (binascii.Error, ValueError):
+        raise ValueError(f"not a history cursor: {text[:40]!r}; pass the cursor a previous "
+                         "page returned") from None
+
+
 class History:
     """The run history of the source's broker (see the module docstring)."""
 
@@ -79,16 +103,19 @@ class History:
         """Up to ``limit`` records (1..1000) that finished between ``since`` and
         ``until`` (both included) and match every filter given, newest first by default
         (``sort="duration"``: slowest first; ``descending=False`` reverses). Pass the
-        returned ``cursor`` to get the next page. Bad arguments raise ``ValueError``."""
+        returned ``cursor`` (URL-safe text) to get the next page. Bad arguments raise
+        ``ValueError``."""
         query = HistoryQuery(status=status, job_class=job_class, queue=queue, jid=jid,
                              finished_from=epoch_ms(since), finished_to=epoch_ms(until),
                              sort=sort, descending=descending)
         if not 1 <= limit <= MAX_PAGE:
             raise ValueError(f"limit must be 1 to {MAX_PAGE}, not {limit}")
-        first = self._store.page(query, limit=limit, cursor=cursor, offset=offset)
-        if query.is_index_read:
-            return first
-        return self._fill(query, first, limit, cursor is None, time.monotonic() + budget)
+        raw_cursor = decode_cursor(cursor)
+        page = self._store.page(query, limit=limit, cursor=raw_cursor, offset=offset)
+        if not query.is_index_read:
+            page = self._fill(query, page, limit, raw_cursor is None,
+                              time.monotonic() + budget)
+        return replace(page, cursor=encode_cursor(page.cursor))
 
     def _fill(self, query: HistoryQuery, page: HistoryPage, limit: int, from_start: bool,
               deadline: float) -> HistoryPage:
