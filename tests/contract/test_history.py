@@ -275,3 +275,22 @@ def test_nothing_appended_reads_empty(history: HistoryStore) -> None:
     assert page.records == []
     assert page.cursor is None
     assert page.total == 0
+
+
+def test_a_duration_sort_with_a_status_filter_walks_the_duration_index(
+    history: HistoryStore,
+) -> None:
+    base = now_ms() - 10_000
+    records = [run(base + i, status="failed" if i % 2 else "success", duration_us=1000 + 7 * i)
+               for i in range(12)]
+    history.append(records, KEEP)
+    query = HistoryQuery(sort="duration", status="failed")
+    slowest_failed = [r.run_id for r in sorted(records, key=lambda r: -r.duration_us)
+                      if r.status == "failed"]
+
+    pages = list(every_page(history, query, limit=4))
+
+    assert [run_id for page in pages for run_id in page] == slowest_failed
+    assert history.page(query, limit=4).total == 6  # one filter: still counted
+    with pytest.raises(ValueError, match="cursor"):
+        history.page(query, limit=4, offset=4)

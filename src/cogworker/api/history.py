@@ -15,12 +15,16 @@ attempt). Built from an App or a broker, or reached as ``app.history``::
 How a page is read (the Web UI pages the same way):
 
 * with at most one of ``status``, ``job_class``, ``queue``, ``jid`` (and any time range),
-  a page is one index read: ``offset`` works, and ``total`` counts every match;
-* with two or more, the broker walks the smallest of their indexes and checks the other
+  newest or oldest first, or sorted by duration over everything or one class, a page is
+  one index read: ``offset`` works;
+* otherwise (two or more of them; a duration sort with a status, queue or jid filter but
+  no class) the broker walks the smallest index that fits and checks the other
   conditions, :data:`~cogworker.core.broker.history.PAGE_WINDOW` records a call; this
   method calls again until the page is full, the end is reached or ``budget`` seconds
-  passed, so a page may hold fewer records than asked with a ``cursor`` to go on from.
-  ``total`` is then None (unknown) unless everything was seen; ``offset`` is refused.
+  passed, so a page may hold fewer records than asked, with a ``cursor`` to go on from;
+  ``offset`` is refused;
+* ``total`` counts every match with at most one of the four filters; with more it is None
+  (unknown) unless the walk saw everything.
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ from cogworker.core.broker import (
     HistoryStore,
 )
 from cogworker.core.broker.history import MAX_PAGE, RunStatus, SortKey
+from cogworker.core.broker.history_index import is_index_read
 from cogworker.core.errors import CogworkerError
 
 DEFAULT_LIMIT = 25
@@ -112,7 +117,7 @@ class History:
             raise ValueError(f"limit must be 1 to {MAX_PAGE}, not {limit}")
         raw_cursor = decode_cursor(cursor)
         page = self._store.page(query, limit=limit, cursor=raw_cursor, offset=offset)
-        if not query.is_index_read:
+        if not is_index_read(query):
             page = self._fill(query, page, limit, raw_cursor is None,
                               time.monotonic() + budget)
         return replace(page, cursor=encode_cursor(page.cursor))

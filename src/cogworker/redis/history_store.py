@@ -34,9 +34,10 @@ from cogworker.core.broker.history import (
 from cogworker.core.broker.history_index import (
     check_page_arguments,
     chosen_field,
-    cursor_field,
+    count_field,
     day_of,
     family_range,
+    plan_field,
     sort_key,
     walk_for,
 )
@@ -91,9 +92,9 @@ class RedisHistoryStore:
         return dict(zip(names, (int(count) for count in counts), strict=True))
 
     def count(self, query: HistoryQuery) -> int | None:
-        if not query.is_index_read:
+        if not query.is_countable:
             return None
-        field = chosen_field(query, {})
+        field = count_field(query)
         value = "" if field == "all" else query.equalities[field]
         low, high = family_range(query, field, value, "finished_at")
         with translate_errors():
@@ -102,15 +103,7 @@ class RedisHistoryStore:
     def page(self, query: HistoryQuery, *, limit: int, cursor: str | None = None,
              offset: int = 0, window: int = PAGE_WINDOW) -> HistoryPage:
         check_page_arguments(query, limit, cursor, offset, window)
-        if cursor is not None:
-            field = cursor_field(cursor)
-            if field != "all" and field not in query.equalities:
-                raise ValueError("this cursor belongs to another query: pass the cursor of "
-                                 "the previous page of the same query")
-        elif query.is_index_read:
-            field = chosen_field(query, {})
-        else:
-            field = chosen_field(query, self._sizes(query))
+        field = plan_field(query, cursor) or chosen_field(query, self._sizes(query))
         walk = walk_for(query, field, cursor)
         checks = walk.checks
         frm, to = walk.time_check or (None, None)
@@ -123,7 +116,7 @@ class RedisHistoryStore:
         next_cursor = as_text(reply[0]) or None
         records = [record for text in reply[2:]
                    if (record := HistoryRecord.from_json(as_text(text))) is not None]
-        total = self.count(query) if query.is_index_read else None
+        total = self.count(query)
         if total is None and cursor is None and next_cursor is None:
             total = len(records)  # the walk saw everything there is
         return HistoryPage(records, next_cursor, total, int(reply[1]))

@@ -6,12 +6,15 @@ it, the API (:mod:`cogworker.api.history`), the CLI and the Web UI read it. A re
 under its jid.
 
 Every read is bounded and answered by the store: a page is a window of an index chosen by
-the query (the whole history, one status, one class, one queue or one jid, in the order
-asked), so the common filters cost an index read, never a scan of the history. A query
-with more than one of status/class/queue/jid walks the smallest of their indexes and checks
-the other conditions record by record, at most ``window`` records a call, and returns a
-cursor to go on from (``HistoryPage.cursor``); its total is then unknown (None) unless the
-walk reached the end. Writes are bookkeeping: best-effort, one call per batch.
+the query (the whole history, one status, one class, one queue or one jid, newest or
+oldest first; the whole history or one class, slowest or fastest first), so the common
+filters cost an index read, never a scan of the history. Any other query (two or more of
+status/class/queue/jid; a duration order with a status, queue or jid but no class) walks
+the smallest index that fits and checks the other conditions record by record, at most
+``window`` records a call, and returns a cursor to go on from (``HistoryPage.cursor``).
+Totals are exact with at most one of status/class/queue/jid (time range included), else
+unknown (None) unless the walk reached the end. Writes are bookkeeping: best-effort, one
+call per batch.
 """
 
 from __future__ import annotations
@@ -164,8 +167,8 @@ class HistoryQuery:
         return {name: value for name, value in given.items() if value is not None}
 
     @property
-    def is_index_read(self) -> bool:
-        """True when one index answers the query alone (at most one equality)."""
+    def is_countable(self) -> bool:
+        """True when the store counts the matches cheaply (at most one equality)."""
         return len(self.equalities) <= 1
 
 
@@ -229,15 +232,16 @@ class HistoryStore(Protocol):
              offset: int = 0, window: int = PAGE_WINDOW) -> HistoryPage:
         """Up to ``limit`` (1..:data:`MAX_PAGE`) records matching ``query``, in its order,
         starting after ``cursor`` (a previous page's) or, without one, ``offset`` records
-        into the index (an index read only: a combined query pages by cursor, and an
-        ``offset`` with it is a ``ValueError``). A combined query looks at ``window``
+        into the index (an index read only, see the module docstring: any other query
+        pages by cursor, and an ``offset`` with it is a ``ValueError``). A walk looks at
+        ``window``
         records at most per call and may return fewer than ``limit`` with a cursor: call
         again. An unreadable ``cursor`` is a ``ValueError``."""
         ...
 
     def count(self, query: HistoryQuery) -> int | None:
-        """How many records match ``query``: exact for an index read (the time range
-        included), None for a combined query."""
+        """How many records match ``query``: exact with at most one of status, class,
+        queue, jid (the time range included), None with more."""
         ...
 
     def daily_counts(self, days: Sequence[str]) -> dict[str, DailyCount]:

@@ -1,15 +1,18 @@
 """The lexicographic index the built-in history stores share (Redis and memory).
 
-Every record has ten index entries, one per (field, order) *family*, all in one sorted set
-ordered by bytes (Redis: one ZSET, every score 0, read with ZRANGEBYLEX)::
+Every record has seven index entries, one per (field, order) *family*, all in one sorted
+set ordered by bytes (Redis: one ZSET, every score 0, read with ZRANGEBYLEX)::
 
     <family> NUL <value> NUL <sort key, 13 digits> NUL <run id>
 
 The fields are ``a`` (all: value empty), ``s`` (status), ``c`` (class), ``q`` (queue) and
-``j`` (jid); the orders ``f`` (finished, epoch ms) and ``d`` (duration, µs). So "class
-``Foo``, newest first" is the entries between ``cf NUL Foo NUL`` and ``cf NUL Foo SOH`` read
-backwards, a time range narrows the sort keys, and a count is ZLEXCOUNT: every common filter
-is an index read. One set for all families means one ZADD and one ZREM per batch, and a
+``j`` (jid), each ordered by ``f`` (finished, epoch ms); ``a`` and ``c`` also by ``d``
+(duration, µs). So "class ``Foo``, newest first" is the entries between ``cf NUL Foo NUL``
+and ``cf NUL Foo SOH`` read backwards, a time range narrows the sort keys, and a count is
+ZLEXCOUNT: every common filter is an index read. Sorting by duration with a status, queue
+or jid filter (and no class) walks ``ad`` and checks the filter record by record (a
+combined query, paged by cursor): each family costs a write per record, and those orders
+are rarely asked for. One set for all families means one ZADD and one ZREM per batch, and a
 trim removes a record from every index in the same step. Values never contain NUL
 (:class:`~cogworker.core.broker.history.HistoryRecord` refuses it). The Redis script
 ``history_append.lua`` builds the same entries; the contract tests hold the two together.
@@ -29,6 +32,9 @@ from cogworker.core.broker.history import MAX_PAGE, HistoryQuery, HistoryRecord
 SEP: Final = "\x00"
 FIELD_CODES: Final = {"all": "a", "status": "s", "class": "c", "queue": "q", "jid": "j"}
 ORDER_CODES: Final = {"finished_at": "f", "duration": "d"}
+FAMILIES: Final = ("af", "ad", "sf", "cf", "cd", "qf", "jf")
+DURATION_FIELDS: Final = ("all", "class")
+"""The fields with a duration-ordered family."""
 KEY_DIGITS: Final = 13
 
 
@@ -37,12 +43,12 @@ def sort_key(value: int) -> str:
 
 
 def entries_of(record: HistoryRecord) -> list[str]:
-    """The ten index entries of ``record``."""
-    values = {"all": "", "status": record.status, "class": record.job_class,
-              "queue": record.queue, "jid": record.jid}
+    """The index entries of ``record``, one per family of :data:`FAMILIES`."""
+    values = {"a": "", "s": record.status, "c": record.job_class, "q": record.queue,
+              "j": record.jid}
     keys = {"f": sort_key(record.finished_ms), "d": sort_key(record.duration_us)}
-    return [SEP.join((code + order, values[name], keys[order], record.run_id))
-            for name, code in FIELD_CODES.items() for order in ("f", "d")]
+    return [SEP.join((family, values[family[0]], keys[family[1]], record.run_id))
+            for family in FAMILIES]
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,12 +86,44 @@ def family_range(query: HistoryQuery, field: str, value: str,
 
 
 def chosen_field(query: HistoryQuery, sizes: dict[str, int]) -> str:
-    """The field whose index a query walks: ``all`` without equalities, else the
-    equality whose index (by ``sizes``, entries per field) is smallest."""
+    """The field whose index a query walks: ``all`` without equalities; sorted by
+    duration, ``class`` when given, else ``all``; else the equality whose index (by
+    ``sizes``, entries per field) is smallest."""
     equalities = query.equalities
+    if query.sort == "duration":
+        return "class" if "class" in equalities else "all"
     if not equalities:
         return "all"
     return min(equalities, key=lambda name: (sizes.get(name, 0), name))
+
+
+def count_field(query: HistoryQuery) -> str:
+    """The field whose finished-ordered family counts a countable query."""
+    return next(iter(query.equalities), "all")
+
+
+def plan_field(query: HistoryQuery, cursor: str | None) -> str | None:
+    """The field a page walks when the caller need not measure index sizes (a cursor
+    names it; an index read or a duration order has one choice); None when the smallest
+    equality must be found first."""
+    if cursor is not None:
+        field = cursor_field(cursor)
+        if field != "all" and field not in query.equalities:
+            raise ValueError("this cursor belongs to another query: pass the cursor of the "
+                             "previous page of the same query")
+        return field
+    if is_index_read(query) or query.sort == "duration":
+        return chosen_field(query, {})
+    return None
+
+
+def is_index_read(query: HistoryQuery) -> bool:
+    """Whether one family answers ``query`` without checking records (so an ``offset``
+    works): at most one equality, and a duration order only with a class filter or none."""
+    equalities = query.equalities
+    if len(equalities) > 1:
+        return False
+    return query.sort == "finished_at" or not equalities or "class" in equalities
 
 
 def walk_for(query: HistoryQuery, field: str, cursor: str | None) -> Walk:
@@ -137,6 +175,6 @@ def check_page_arguments(query: HistoryQuery, limit: int, cursor: str | None, of
         raise ValueError(f"a history page holds 1 to {MAX_PAGE} records, not {limit}")
     if offset < 0 or window < 1:
         raise ValueError(f"offset must be >= 0 and window >= 1, not {offset} and {window}")
-    if offset and (cursor is not None or not query.is_index_read):
+    if offset and (cursor is not None or not is_index_read(query)):
         raise ValueError("an offset pages an index read (at most one of status, class, "
                          "queue, jid) from its start; page a combined filter by cursor")

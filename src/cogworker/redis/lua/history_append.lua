@@ -39,14 +39,18 @@ local function call_chunked(command, key, items)
   end
 end
 
+-- the families of core/broker/history_index.py FAMILIES, in its order
 local function entries(status, class, queue, jid, finished, duration, id)
-  local values = {a = '', s = status, c = class, q = queue, j = jid}
-  local out = {}
-  for _, field in ipairs({'a', 's', 'c', 'q', 'j'}) do
-    out[#out + 1] = field .. 'f' .. SEP .. values[field] .. SEP .. finished .. SEP .. id
-    out[#out + 1] = field .. 'd' .. SEP .. values[field] .. SEP .. duration .. SEP .. id
-  end
-  return out
+  local tail = SEP .. id
+  return {
+    'af' .. SEP .. SEP .. finished .. tail,
+    'ad' .. SEP .. SEP .. duration .. tail,
+    'sf' .. SEP .. status .. SEP .. finished .. tail,
+    'cf' .. SEP .. class .. SEP .. finished .. tail,
+    'cd' .. SEP .. class .. SEP .. duration .. tail,
+    'qf' .. SEP .. queue .. SEP .. finished .. tail,
+    'jf' .. SEP .. jid .. SEP .. finished .. tail,
+  }
 end
 
 -- store ---------------------------------------------------------------------------------

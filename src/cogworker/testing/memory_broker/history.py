@@ -22,11 +22,12 @@ from cogworker.core.broker.history_index import (
     Walk,
     check_page_arguments,
     chosen_field,
-    cursor_field,
+    count_field,
     day_of,
     entries_of,
     family_range,
     full_range,
+    plan_field,
     run_id_of,
     sort_key,
     walk_for,
@@ -124,23 +125,17 @@ class MemoryHistory:
         return end - start
 
     def count(self, query: HistoryQuery) -> int | None:
-        if not query.is_index_read:
+        if not query.is_countable:
             return None
         with self._state.lock:
-            return self._count(query, chosen_field(query, {}))
+            return self._count(query, count_field(query))
 
     def page(self, query: HistoryQuery, *, limit: int, cursor: str | None = None,
              offset: int = 0, window: int = PAGE_WINDOW) -> HistoryPage:
         check_page_arguments(query, limit, cursor, offset, window)
         with self._state.lock:
-            if cursor is not None:
-                field = cursor_field(cursor)
-                if field != "all" and field not in query.equalities:
-                    raise ValueError("this cursor belongs to another query: pass the cursor "
-                                     "of the previous page of the same query")
-            else:
-                sizes = {name: self._count(query, name) for name in query.equalities}
-                field = chosen_field(query, sizes)
+            field = plan_field(query, cursor) or chosen_field(
+                query, {name: self._count(query, name) for name in query.equalities})
             walk = walk_for(query, field, cursor)
             start, end = self._span(walk.low, walk.high)
             span = self._index[start:end]
@@ -159,7 +154,7 @@ class MemoryHistory:
             more = looked < len(fetched) or (checking and len(fetched) == min(window,
                                                                               PAGE_WINDOW))
             next_cursor = fetched[looked - 1] if more and looked else None
-            total = self._count(query, field) if query.is_index_read else None
+            total = self._count(query, count_field(query)) if query.is_countable else None
         if total is None and cursor is None and next_cursor is None:
             total = len(found)
         return HistoryPage(found, next_cursor, total, looked)
