@@ -46,15 +46,28 @@ if #entries == 0 then
   return {'', 0}
 end
 
-local ids = {}
-for i, entry in ipairs(entries) do
-  ids[i] = string.match(entry, '([^%z]*)$')
+local function id_of(entry)
+  return string.match(entry, '([^%z]*)$')
 end
-local texts = redis.call('HMGET', runs, unpack(ids))
+
+-- A cheap look for '"name":"value"' before decoding, where the value needs no escaping in
+-- JSON (the records are written compactly, keys in a fixed order): most records that fail
+-- a check are rejected without cjson.
+local quick = {}
+for name, value in pairs(checks) do
+  if value ~= '' and string.match(value, '^[%w%._:%-]+$') then
+    quick[#quick + 1] = '"' .. name .. '":"' .. value .. '"'
+  end
+end
 
 local function matches(text)
   if not checking then
     return true
+  end
+  for _, needle in ipairs(quick) do
+    if not string.find(text, needle, 1, true) then
+      return false
+    end
   end
   local ok, record = pcall(cjson.decode, text)
   if not ok or type(record) ~= 'table' then
@@ -72,19 +85,32 @@ local function matches(text)
   return (from_ms == nil or finished >= from_ms) and (to_ms == nil or finished <= to_ms)
 end
 
+-- Records are read CHUNK at a time, so a page found early reads no more than it needs.
+local CHUNK = 100
 local out = {'', 0}
 local found = 0
-local looked = math.min(#entries, checking and fetch or limit)
-for i = 1, looked do
-  local text = texts[i]
-  if text and matches(text) then
-    out[#out + 1] = text
-    found = found + 1
+local candidates = math.min(#entries, checking and fetch or limit)
+local looked = candidates
+local first = 1
+while first <= candidates and found < limit do
+  local last = math.min(first + CHUNK - 1, candidates)
+  local ids = {}
+  for i = first, last do
+    ids[#ids + 1] = id_of(entries[i])
   end
-  if found >= limit then
-    looked = i
-    break
+  local texts = redis.call('HMGET', runs, unpack(ids))
+  for i = first, last do
+    local text = texts[i - first + 1]
+    if text and matches(text) then
+      out[#out + 1] = text
+      found = found + 1
+      if found >= limit then
+        looked = i
+        break
+      end
+    end
   end
+  first = last + 1
 end
 out[2] = looked
 if looked < #entries or (#entries == fetch and checking) then
