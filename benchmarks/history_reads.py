@@ -7,7 +7,9 @@ Fills the history the way the ``history`` plugin does (batches of 1,000 through
 ``HistoryStore.append``: one script a batch, trims included), then times each read the
 dashboard makes, median and 95th percentile of ``--repeat`` calls, each a fresh round trip
 over loopback. Also prints what a record costs to write (Redis commands, from INFO
-commandstats, which counts the script's own calls) and to keep (``used_memory``). Only
+commandstats, which counts the script's own calls) and to keep (``used_memory``), and the
+CPU the plugin adds to each job in the worker (process time of its middleware and the
+record's JSON, around a job that does nothing). Only
 loopback: the server is started here and stopped afterwards.
 """
 
@@ -19,7 +21,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +29,9 @@ import redis
 
 from cogworker.api.history import History
 from cogworker.core.broker import HISTORY, HistoryRecord, HistoryRetention
+from cogworker.core.middleware import JobContext
+from cogworker.plugins.history.options import HistoryOptions
+from cogworker.plugins.history.recorder import HistoryRecorder
 from cogworker.redis.broker import RedisBroker
 from cogworker.redis.keys import KeySchema
 from cogworker.redis.server import RedisServer
@@ -78,6 +83,37 @@ def timed(call: Callable[[], object], repeat: int) -> tuple[float, float]:
     return statistics.median(times), times[min(len(times) - 1, int(len(times) * 0.95))]
 
 
+class _Discard:
+    """A history store that only serializes what it is given (the worker-side cost)."""
+
+    def append(self, records: Sequence[HistoryRecord], retention: HistoryRetention) -> None:
+        for record in records:
+            record.to_json()
+
+
+class _Running:
+    running = True
+
+    def flush_soon(self) -> None:
+        pass
+
+
+def worker_cost(jobs: int = 50_000) -> float:
+    """CPU microseconds the plugin adds to one job in the worker: the middleware around a
+    job that does nothing, and the record's JSON at flush (process time, not wall time)."""
+    recorder = HistoryRecorder(_Discard(), HistoryOptions(max_buffered=jobs))  # type: ignore[arg-type]
+    recorder.flusher = _Running()  # type: ignore[assignment]
+    job = {"class": "benchmarks.systems.cogworker_app.noop", "args": [1234.5],
+           "queue": "default", "jid": "0123456789abcdef01234567", "retry": True}
+    ctx = JobContext(app=None, job=job, queue="default", raw="{}",  # type: ignore[arg-type]
+                     definition=None)
+    started = time.process_time()
+    for _ in range(jobs):
+        recorder.middleware(ctx, lambda: None)
+    recorder.flush()
+    return (time.process_time() - started) / jobs * 1_000_000
+
+
 def run(count: int, repeat: int) -> list[tuple[str, str, str]]:
     with tempfile.TemporaryDirectory() as work, RedisServer(
             Path(work) / "redis", appendonly=False, extra_args=("--save", "")) as server:
@@ -121,6 +157,9 @@ def run(count: int, repeat: int) -> list[tuple[str, str, str]]:
         rows.append(("write: Redis commands per record", f"{per_record:.3f}",
                      f"{trimming:.3f} (full, trimming)"))
         rows.append(("memory per record (bytes)", f"{memory:,.0f}", ""))
+        costs = sorted(worker_cost() for _ in range(3))
+        rows.append(("worker CPU per job, middleware + JSON (us)", f"{costs[1]:.1f}",
+                     f"{costs[0]:.1f}-{costs[2]:.1f}"))
         client.close()
     return rows
 

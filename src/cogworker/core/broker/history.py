@@ -35,6 +35,7 @@ PAGE_WINDOW: Final = 1000
 is never more than its limit)."""
 MAX_PAGE: Final = 1000
 """The largest page one call returns."""
+_RECORD_JSON: Final = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
 MAX_DURATION_US: Final = 9_999_999_999_999
 """Durations are indexed in whole microseconds, 13 digits (about 115 days); longer runs
 are indexed as this."""
@@ -104,7 +105,7 @@ class HistoryRecord:
         return data
 
     def to_json(self) -> str:
-        return json.dumps(self.to_dict(), separators=(",", ":"), ensure_ascii=False)
+        return _RECORD_JSON.encode(self.to_dict())
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> HistoryRecord:

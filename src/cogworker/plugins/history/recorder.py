@@ -11,6 +11,7 @@ through the flush thread's outage log: never to the job.
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import secrets
@@ -33,14 +34,18 @@ logger = logging.getLogger("cogworker.history")
 BATCH: Final = 1000
 """Records one broker call writes, at most (a bigger buffer is written in several)."""
 ELIDED: Final = "... {count} more line(s) not kept"
+_ARGS_JSON: Final = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, default=repr)
+"""One encoder for every record (``json.dumps`` with options builds one per call)."""
+DROP_REPORT_INTERVAL: Final = 60.0
+"""Seconds between two warnings about dropped records."""
 
 
 def capped_args(args: object, max_bytes: int) -> tuple[str, bool]:
     """The JSON text of ``args``, cut to ``max_bytes`` bytes on a character boundary; and
     whether it was cut."""
     try:
-        text = json.dumps(args, separators=(",", ":"), ensure_ascii=False, default=repr)
-    except (TypeError, ValueError):
+        text = _ARGS_JSON.encode(args)
+    except (TypeError, ValueError, RecursionError):
         text = repr(args)
     data = text.encode("utf-8", "replace")
     if len(data) <= max_bytes:
@@ -86,6 +91,10 @@ class HistoryRecorder:
         self._lock = threading.Lock()
         self._write_lock = threading.Lock()
         self._dropped = 0
+        self._dropped_said_at: float | None = None
+        # Run ids: a random prefix per recorder and a counter, unique without a syscall each.
+        self._run_prefix = secrets.token_hex(6)
+        self._run_numbers = itertools.count()
         self.flusher: BackgroundFlush | None = None
 
     # the middleware ---------------------------------------------------------------------
@@ -118,7 +127,7 @@ class HistoryRecorder:
         duration_us = max(0, int(elapsed * 1_000_000))
         status: RunStatus = "success" if exc is None else "failed"
         return HistoryRecord(
-            run_id=secrets.token_hex(8), jid=_no_nul(job.get("jid")),
+            run_id=f"{self._run_prefix}{next(self._run_numbers):x}", jid=_no_nul(job.get("jid")),
             job_class=_no_nul(job.get("class")), queue=_no_nul(queue), status=status,
             started_ms=started_ms, finished_ms=started_ms + duration_us // 1000,
             duration_us=min(duration_us, 9_999_999_999_999), args=args,
@@ -143,14 +152,21 @@ class HistoryRecorder:
             flusher.flush_soon()
 
     def _drop_beyond_cap(self) -> None:
+        """Drop the oldest records beyond ``max_buffered`` (under ``_lock``), saying so
+        once, then at most every :data:`DROP_REPORT_INTERVAL` seconds."""
         excess = len(self._buffer) - self._options.max_buffered
         for _ in range(max(excess, 0)):
             self._buffer.popleft()
-        if excess > 0:
-            self._dropped += excess
+        if excess <= 0:
+            return
+        self._dropped += excess
+        now = time.monotonic()
+        if self._dropped_said_at is None or now - self._dropped_said_at >= DROP_REPORT_INTERVAL:
+            self._dropped_said_at = now
             logger.warning("history: %d record(s) dropped so far: the broker could not take "
-                           "them and at most plugin_options.history.max_buffered=%d are kept",
-                           self._dropped, self._options.max_buffered)
+                           "them and at most plugin_options.history.max_buffered=%d are kept "
+                           "(said again at most every %.0f s)", self._dropped,
+                           self._options.max_buffered, DROP_REPORT_INTERVAL)
 
     def flush(self) -> None:
         """Write what is buffered, :data:`BATCH` records a call; on failure the unwritten
