@@ -21,7 +21,7 @@ def cogworker_startup(worker: WorkerHandle) -> None:
 
     Failure policy: isolated.
 
-    Implemented by builtin: none.
+    Implemented by builtin: history (starts its once-a-second writer).
 
     Example::
 
@@ -58,7 +58,8 @@ def cogworker_shutdown(worker: WorkerHandle) -> None:
 
     Failure policy: isolated.
 
-    Implemented by builtin: unique, periodic-locks (a last try at deferred releases).
+    Implemented by builtin: unique, periodic-locks (a last try at deferred releases),
+    history (its last write).
 
     Example::
 
