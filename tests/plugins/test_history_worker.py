@@ -236,3 +236,17 @@ def test_without_the_plugin_nothing_is_recorded(make_app: MakeApp) -> None:
     with running(app):
         assert done.wait(20)
     assert runs_of(app, jid) == []
+
+
+def test_a_job_of_an_unknown_class_is_recorded_as_failed(make_app: MakeApp) -> None:
+    app = make_app()
+    jid = app.push({"class": "no.such.Job", "args": [1], "retry": False})
+    assert jid is not None
+
+    with running(app):
+        wait_until(lambda: len(runs_of(app, jid)) == 1, 20, "no history record")
+
+    [record] = runs_of(app, jid)
+    assert record.status == "failed"
+    assert record.job_class == "no.such.Job"
+    assert record.error_class is not None and "UnknownJobError" in record.error_class
