@@ -12,7 +12,9 @@ import pytest
 import redis
 
 import cogworker
+from cogworker.api import RetrySet
 from cogworker.core.broker import HISTORY, HistoryRecord, HistoryRetention, HistoryStore
+from cogworker.core.errors import BrokerUnavailableError
 from cogworker.plugins.history.recorder import ELIDED
 from cogworker.worker.launcher import Launcher
 from helpers.workers import wait_until
@@ -250,3 +252,44 @@ def test_a_job_of_an_unknown_class_is_recorded_as_failed(make_app: MakeApp) -> N
     assert record.status == "failed"
     assert record.job_class == "no.such.Job"
     assert record.error_class is not None and "UnknownJobError" in record.error_class
+
+
+class AwayStore(CountingStore):
+    """Refuses its first ``failures`` appends as an unreachable Redis would."""
+
+    def __init__(self, inner: HistoryStore, failures: int) -> None:
+        super().__init__(inner)
+        self.failures = failures
+
+    def append(self, records: Sequence[HistoryRecord], retention: HistoryRetention) -> None:
+        self.appends += 1
+        if self.failures > 0:
+            self.failures -= 1
+            raise BrokerUnavailableError("Redis is away (a test)")
+        self.inner.append(records, retention)
+
+
+def test_a_broker_outage_delays_the_records_and_never_the_jobs(
+    make_app: MakeApp, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    app = make_app()
+    store = app.broker.extension(HISTORY)
+    assert store is not None
+    away = AwayStore(store, failures=2)
+    original = app.broker.extension
+    monkeypatch.setattr(app.broker, "extension",
+                        lambda key: away if key is HISTORY else original(key))
+    done: list[int] = []
+
+    @app.job
+    def count(n: int) -> None:
+        done.append(n)
+
+    app.push_bulk(count, [[n] for n in range(20)])
+    with running(app):
+        wait_until(lambda: len(done) == 20, 20, "the jobs did not all run")
+        wait_until(lambda: app.history.count() == 20, 20,
+                   lambda: f"{app.history.count()} of 20 recorded after the outage")
+
+    assert away.appends >= 3  # two refused, then the records that waited were written
+    assert RetrySet(app).size() == 0
