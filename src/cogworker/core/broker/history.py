@@ -225,8 +225,9 @@ class HistoryStore(Protocol):
     def append(self, records: Sequence[HistoryRecord], retention: HistoryRetention) -> None:
         """Store ``records`` in every index, add them to their UTC day's counts (by
         ``finished_ms``), then trim by age and by count (see :class:`HistoryRetention`),
-        all in one atomic step. A run id already stored is replaced. Nothing given:
-        nothing written."""
+        all in one atomic step. A record is never changed once written: appending the same
+        record again (a write retried after a lost reply) changes nothing, and a run id is
+        never reused for another run. Nothing given: nothing written."""
         ...
 
     def page(self, query: HistoryQuery, *, limit: int, cursor: str | None = None,
