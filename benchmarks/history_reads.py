@@ -66,6 +66,13 @@ def make_records(count: int, seed: int = 7) -> list[HistoryRecord]:
     return records
 
 
+def script_usec(client: redis.Redis) -> int:
+    """Microseconds Redis spent in scripts (EVALSHA, its calls included) since the reset."""
+    stats: dict[str, Any] = client.info("commandstats")
+    return sum(int(entry["usec"]) for name, entry in stats.items()
+               if name in ("cmdstat_evalsha", "cmdstat_eval"))
+
+
 def commands(client: redis.Redis) -> int:
     stats: dict[str, Any] = client.info("commandstats")
     return sum(int(entry["calls"]) for name, entry in stats.items()
@@ -131,10 +138,12 @@ def run(count: int, repeat: int) -> list[tuple[str, str, str]]:
             store.append(records[first:first + BATCH], keep)
         fill_seconds = time.perf_counter() - started
         per_record = commands(client) / count
+        redis_us = script_usec(client) / count
         memory = (int(client.info("memory")["used_memory"]) - memory_before) / count
         client.config_resetstat()
         store.append(make_records(BATCH, seed=8), keep)  # a full history: trims as it writes
         trimming = commands(client) / BATCH
+        trimming_us = script_usec(client) / BATCH
         sample = records[count // 2]
         reads: dict[str, Callable[[], object]] = {
             "first page (25, newest first)": history.page,
@@ -156,6 +165,8 @@ def run(count: int, repeat: int) -> list[tuple[str, str, str]]:
         rows.append(("fill: records/s", f"{count / fill_seconds:,.0f}", ""))
         rows.append(("write: Redis commands per record", f"{per_record:.3f}",
                      f"{trimming:.3f} (full, trimming)"))
+        rows.append(("write: Redis CPU per record (us)", f"{redis_us:.1f}",
+                     f"{trimming_us:.1f} (full, trimming)"))
         rows.append(("memory per record (bytes)", f"{memory:,.0f}", ""))
         costs = sorted(worker_cost() for _ in range(3))
         rows.append(("worker CPU per job, middleware + JSON (us)", f"{costs[1]:.1f}",

@@ -294,3 +294,13 @@ def test_a_duration_sort_with_a_status_filter_walks_the_duration_index(
     assert history.page(query, limit=4).total == 6  # one filter: still counted
     with pytest.raises(ValueError, match="cursor"):
         history.page(query, limit=4, offset=4)
+
+
+def test_a_trim_removes_records_whose_values_need_json_escapes(history: HistoryStore) -> None:
+    odd = run(now_ms() - 31 * DAY_MS, cls='we\\ird "Job"\n', queue="q\\1", jid='j"1')
+    history.append([odd], KEEP)  # trimmed at once: too old
+
+    for query in (HistoryQuery(job_class=odd.job_class), HistoryQuery(queue="q\\1"),
+                  HistoryQuery(jid='j"1'), HistoryQuery(sort="duration")):
+        assert history.page(query, limit=5).records == [], query
+        assert history.count(query) == 0, query

@@ -82,6 +82,23 @@ for d = 1, days do
 end
 
 -- trim ----------------------------------------------------------------------------------
+-- The fields the index is built from. A record's JSON starts with them, in this order and
+-- compactly (HistoryRecord.to_dict), so a pattern reads them without decoding the whole
+-- record (its backtrace may be kilobytes); anything else (an escaped character, another
+-- writer's layout) is decoded.
+local HEAD = '^{"run_id":"[^"\\]*","jid":"([^"\\]*)","class":"([^"\\]*)","queue":"([^"\\]*)",'
+  .. '"status":"([^"\\]*)","started_ms":%-?%d+,"finished_ms":(%d+),"duration_us":(%d+)[,}]'
+
+local function indexed_fields(text)
+  local jid, class, queue, status, finished, duration = string.match(text, HEAD)
+  if jid then
+    return {jid = jid, class = class, queue = queue, status = status,
+            finished_ms = tonumber(finished), duration_us = tonumber(duration)}
+  end
+  local ok, record = pcall(cjson.decode, text)
+  return ok and record or nil
+end
+
 local function readable(record)
   if type(record) ~= 'table' then
     return false
@@ -107,8 +124,8 @@ local function remove(all_entries)
     local last = math.min(first + CHUNK - 1, #ids)
     local texts = redis.call('HMGET', runs, unpack(ids, first, last))
     for j = 1, last - first + 1 do
-      local ok, record = pcall(cjson.decode, texts[j] or '')
-      if ok and readable(record) then
+      local record = indexed_fields(texts[j] or '')
+      if readable(record) then
         local finished = string.format('%013d', record.finished_ms)
         local duration = string.format('%013d', record.duration_us)
         for _, entry in ipairs(entries(record.status, record.class, record.queue,
