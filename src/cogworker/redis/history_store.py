@@ -36,9 +36,9 @@ from cogworker.core.broker.history_index import (
     chosen_field,
     count_field,
     day_of,
+    entries_of,
     family_range,
     plan_field,
-    sort_key,
     walk_for,
 )
 from cogworker.redis.errors import translate_errors
@@ -73,9 +73,10 @@ class RedisHistoryStore:
         for day in days:
             args += [success[day], failed[day]]
         for record in records:
-            args += [record.run_id, record.to_json(), record.status, record.job_class,
-                     record.queue, record.jid, sort_key(record.finished_ms),
-                     sort_key(record.duration_us)]
+            args += [record.run_id, record.to_json()]
+        for record in records:
+            for entry in entries_of(record):
+                args += [0, entry]
         keys = [self._keys.history_runs, self._keys.history_index,
                 *(self._keys.history_daily(day) for day in days)]
         self._scripts.run(PACKAGE, "history_append", keys, args)

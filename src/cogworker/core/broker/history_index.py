@@ -14,8 +14,9 @@ or jid filter (and no class) walks ``ad`` and checks the filter record by record
 combined query, paged by cursor): each family costs a write per record, and those orders
 are rarely asked for. One set for all families means one ZADD and one ZREM per batch, and a
 trim removes a record from every index in the same step. Values never contain NUL
-(:class:`~cogworker.core.broker.history.HistoryRecord` refuses it). The Redis script
-``history_append.lua`` builds the same entries; the contract tests hold the two together.
+(:class:`~cogworker.core.broker.history.HistoryRecord` refuses it). The Redis store writes
+the entries :func:`entries_of` builds; its script ``history_append.lua`` builds them again
+from a stored record to trim it, and the contract tests hold the two together.
 
 A cursor is the last entry a page looked at: it names its family, so the next page walks
 the same index whatever the counts have become.

@@ -12,12 +12,13 @@
 -- ARGV[5]  n, the number of records
 -- ARGV[6]  the caller's clock (epoch ms), used only when TIME is refused
 -- then, per day key (KEYS[3], KEYS[4]...): its success count, its failed count
--- then, per record, 8 values: run id, JSON, status, class, queue, jid, finished ms and
---          duration us (each 13 digits, zero-padded)
+-- then, per record: its run id and JSON (2n values, as HSET takes them)
+-- then, per record, its 7 index entries, each after a 0 score (14n values, as ZADD takes
+--          them), built by core/broker/history_index.py entries_of
 -- Returns  {removed by age, removed by count}
 --
--- Every index entry of a record is built by entries() here, from the stored fields, both
--- when it is added and when it is trimmed, so the two always agree.
+-- The entries of a trimmed record are built by entries() here from its stored fields; the
+-- contract tests hold it to entries_of (a trim that missed one would leave it behind).
 -- luacheck: globals KEYS ARGV redis cjson
 
 if redis.replicate_commands then
@@ -54,21 +55,16 @@ local function entries(status, class, queue, jid, finished, duration, id)
 end
 
 -- store ---------------------------------------------------------------------------------
-local fields, members = {}, {}
-local base = 6 + 2 * days
-for i = 0, n - 1 do
-  local at = base + 8 * i
-  local id = ARGV[at + 1]
-  fields[#fields + 1] = id
-  fields[#fields + 1] = ARGV[at + 2]
-  for _, entry in ipairs(entries(ARGV[at + 3], ARGV[at + 4], ARGV[at + 5], ARGV[at + 6],
-                                 ARGV[at + 7], ARGV[at + 8], id)) do
-    members[#members + 1] = 0
-    members[#members + 1] = entry
+-- Straight from ARGV to the commands, CHUNK values a call (pairs never split: CHUNK is even).
+local function call_range(command, key, first, last)
+  for at = first, last, CHUNK do
+    redis.call(command, key, unpack(ARGV, at, math.min(at + CHUNK - 1, last)))
   end
 end
-call_chunked('HSET', runs, fields)
-call_chunked('ZADD', index, members)
+
+local base = 6 + 2 * days
+call_range('HSET', runs, base + 1, base + 2 * n)
+call_range('ZADD', index, base + 2 * n + 1, base + 16 * n)
 
 for d = 1, days do
   local success, failed = tonumber(ARGV[5 + 2 * d]), tonumber(ARGV[6 + 2 * d])
