@@ -24,6 +24,7 @@ from cogworker.core.settings import DEACTIVATE_PREFIX
 from cogworker.supervisor import lineage
 
 if TYPE_CHECKING:
+    from cogworker.api.history import History
     from cogworker.api.status import JobStatus
     from cogworker.core.broker import Attempt, Broker
     from cogworker.core.hooks import Hooks
@@ -396,3 +397,10 @@ class App:
         from cogworker.api.status import job_attempts
 
         return job_attempts(self, jid)
+
+    @property
+    def history(self) -> History:
+        """The run history the ``history`` plugin records (:mod:`cogworker.api.history`)."""
+        from cogworker.api.history import History
+
+        return History(self)

@@ -55,6 +55,7 @@ BUILTIN_MODULES = {
     "memory": "cogworker.testing.memory_broker.plugin",
     "status": "cogworker.plugins.status",
     "attempts": "cogworker.plugins.attempts",
+    "history": "cogworker.plugins.history",
 }
 
 

@@ -16,6 +16,7 @@ See ``docs/reference/api.md``.
 from __future__ import annotations
 
 from cogworker.api._source import JobRecord
+from cogworker.api.history import History
 from cogworker.api.processes import Process, ProcessSet, Work, WorkSet
 from cogworker.api.queues import Queue, QueueSummary
 from cogworker.api.sorted_sets import DeadSet, RetrySet, ScheduledSet, SortedEntry, SortedSet
@@ -26,6 +27,7 @@ Workers = WorkSet
 
 __all__ = [
     "DeadSet",
+    "History",
     "JobRecord",
     "JobStatus",
     "Process",

@@ -12,8 +12,9 @@ from typing import Any
 
 import redis
 
-from cogworker.core.broker import ATTEMPTS, STATUS, Extension
+from cogworker.core.broker import ATTEMPTS, HISTORY, STATUS, Extension
 from cogworker.redis.attempts_store import RedisAttemptStore
+from cogworker.redis.history_store import RedisHistoryStore
 from cogworker.redis.keys import KeySchema
 from cogworker.redis.scripts import Scripts
 from cogworker.redis.status_store import RedisStatusStore
@@ -25,4 +26,5 @@ def build_extensions(client: redis.Redis, keys: KeySchema,
     extensions: dict[Extension[Any], object] = {}
     extensions[STATUS] = RedisStatusStore(client, keys)
     extensions[ATTEMPTS] = RedisAttemptStore(client, keys)
+    extensions[HISTORY] = RedisHistoryStore(client, keys, scripts)
     return extensions

@@ -180,6 +180,18 @@ class KeySchema:
     def status_bucket(self, bucket: int) -> str:
         """The hash of the statuses written in one time bucket (jid -> JSON record)."""
         return self._k("status", str(bucket))
+    # run history (see cogworker.redis.history_store) ------------------------------------
+    @property
+    def history_runs(self) -> str:
+        return self._k("history", "runs")
+
+    @property
+    def history_index(self) -> str:
+        return self._k("history", "index")
+
+    def history_daily(self, day: str) -> str:
+        """Runs per UTC day ``YYYY-MM-DD`` (the Ruby gem's key)."""
+        return self._k("history", "daily", day)
 
     # periodic -----------------------------------------------------------------------------
     @property

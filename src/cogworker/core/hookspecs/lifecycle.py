@@ -21,7 +21,7 @@ def cogworker_startup(worker: WorkerHandle) -> None:
 
     Failure policy: isolated.
 
-    Implemented by builtin: status (starts its once-a-second writer).
+    Implemented by builtin: status, history (each starts its once-a-second writer).
 
     Example::
 
@@ -59,7 +59,7 @@ def cogworker_shutdown(worker: WorkerHandle) -> None:
     Failure policy: isolated.
 
     Implemented by builtin: unique, periodic-locks (a last try at deferred releases),
-    status (running jobs become ``interrupted``; its last write).
+    status (running jobs become ``interrupted``; its last write), history (its last write).
 
     Example::
 

@@ -56,7 +56,8 @@ def cogworker_server_middleware(app: PluginHost) -> ServerMiddleware | None:
 
     Failure policy: an exception from a middleware is the job's failure (retry/dead).
 
-    Implemented by builtin: status (``working``, then ``complete`` or the failure).
+    Implemented by builtin: history (``tryfirst``: the outermost, so it times every run),
+    status (``working``, then ``complete`` or the failure).
 
     Example::
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from cogworker.core.broker import ATTEMPTS, STATUS, Extension
+from cogworker.core.broker import ATTEMPTS, HISTORY, STATUS, Extension
 from cogworker.testing.memory_broker.attempts import MemoryAttemptStore
+from cogworker.testing.memory_broker.history import MemoryHistory
 from cogworker.testing.memory_broker.state import MemoryState
 from cogworker.testing.memory_broker.status import MemoryStatusStore
 
@@ -20,4 +21,5 @@ def build_extensions(state: MemoryState) -> dict[Extension[Any], object]:
     extensions: dict[Extension[Any], object] = {}
     extensions[STATUS] = MemoryStatusStore(state)
     extensions[ATTEMPTS] = MemoryAttemptStore(state)
+    extensions[HISTORY] = MemoryHistory(state)
     return extensions
