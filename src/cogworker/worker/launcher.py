@@ -31,12 +31,14 @@ from cogworker.app import make_identity
 from cogworker.core.errors import BrokerAuthenticationError
 from cogworker.core.outage import OutageLog
 from cogworker.core.payload import Payload, dumps
+from cogworker.supervisor import lineage
 from cogworker.supervisor.child_plugin import PLUGIN_NAME as PROCESS_PLUGIN_NAME
 from cogworker.worker import signals
 from cogworker.worker.burst import LOOK_INTERVAL, BurstWatch
 from cogworker.worker.heartbeat import Heartbeat
 from cogworker.worker.manager import Manager
 from cogworker.worker.poller import Poller
+from cogworker.worker.service_notify import ServiceNotifier
 from cogworker.worker.ticker import Ticker
 
 if TYPE_CHECKING:
@@ -70,6 +72,7 @@ class Launcher:
         self.heartbeat: Heartbeat | None = None
         self.poller: Poller | None = None
         self.ticker: Ticker | None = None
+        self.notifier = ServiceNotifier.from_environment(supervised=lineage.current() is not None)
         self.started = threading.Event()
         """Set once every thread runs and the start-up line is logged."""
 
@@ -121,7 +124,7 @@ class Launcher:
         ticker = self.ticker = Ticker(self.app, manager, self.outages, poller.ready_for_ticker)
         heartbeat = self.heartbeat = Heartbeat(
             self.app, manager, self.outages, fetcher.holds_jobs,
-            worker=self, on_stop=self.request_stop,
+            worker=self, on_stop=self.request_stop, on_beat=self.notifier.watchdog,
         )
         # A TERM may have come while the app was imported (``cogworker run`` installs the
         # handlers first); quiet tokens are applied here, now that the manager exists.
@@ -139,6 +142,9 @@ class Launcher:
         manager.start()
         poller.start()
         ticker.start()
+        heartbeat.ready = True
+        heartbeat.publish_state()  # a readiness probe sees it now, not at the next beat
+        self.notifier.ready()
         self.started.set()
         return True
 
@@ -188,6 +194,9 @@ class Launcher:
     # stop ----------------------------------------------------------------------------------
     def _stop(self) -> None:
         """Each step runs even when an earlier one failed."""
+        self.notifier.stopping()
+        if self.heartbeat is not None:
+            self.heartbeat.ready = False  # draining: live, but not ready (the next beat says so)
         if self.ticker is not None:
             self.ticker.stop()  # a leaving process claims no new cron slot
         if self.manager is not None:
