@@ -15,6 +15,7 @@ import socket
 import uuid
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
@@ -122,9 +123,15 @@ def test_a_supervisors_pidfile_checks_its_children(start_worker: StartWorker,
     supervisor = start_worker(HEALTH_APP, "-P", "2", "--pidfile", str(pidfile), wait=False)
     wait_until(pidfile.exists, 30, supervisor.output)
     assert pidfile.read_text().strip() == str(supervisor.pid)  # the children wrote none
-    checked = _until_exit(health, 0, "--pidfile", str(pidfile), "--json", timeout=60)
-    processes = json.loads(checked.output)["processes"]
-    assert len(processes) == 2
+    reports: list[dict[str, Any]] = []
+
+    def both_children_live() -> bool:
+        result = health("--pidfile", str(pidfile), "--json")
+        reports.append(json.loads(result.output))
+        return result.exit_code == 0 and len(reports[-1]["processes"]) == 2
+
+    wait_until(both_children_live, 60, lambda: f"never 2 live children: {reports[-1:]}")
+    processes = reports[-1]["processes"]
     assert supervisor.pid not in {process["pid"] for process in processes}
     assert supervisor.stop() == 0
     assert not pidfile.exists()

@@ -33,8 +33,9 @@ from cogworker.api._source import Source, resolve_broker
 from cogworker.core.broker import Broker, ProcessRecord
 from cogworker.core.settings import Settings
 
-__all__ = ["ALLOWED_INTERVALS", "HealthReport", "ProcessHealth", "check_host",
-           "check_identity", "check_pidfile", "this_host"]
+__all__ = ["ALLOWED_INTERVALS", "HealthReport", "ProcessHealth", "beat_age", "check_host",
+           "check_identity", "check_pidfile", "newest_per_pid", "pid_is_running",
+           "read_pidfile", "this_host"]
 
 ALLOWED_INTERVALS: Final = 2.0
 """How many heartbeat intervals old a beat may be before its process counts as not live."""
@@ -97,8 +98,8 @@ def check_host(source: Source, settings: Settings, host: str | None = None, *,
     broker = resolve_broker(source)
     host = host or this_host()
     check: Check = "readiness" if readiness else "liveness"
-    records = [record for record in broker.processes.live()
-               if record.info.get("hostname") == host]
+    records = newest_per_pid([record for record in broker.processes.live()
+                              if record.info.get("hostname") == host])
     if not records:
         return HealthReport(check, f"host {host}", False,
                             f"no process registered on host {host} (none started, or every "
@@ -120,7 +121,8 @@ def check_pidfile(source: Source, settings: Settings, path: Path, *,
                             f"pidfile {path} names pid {pid}, which is not running")
     broker = resolve_broker(source)
     host = this_host()
-    records = [record for record in broker.processes.live() if _is_pid(record, host, pid)]
+    records = newest_per_pid([record for record in broker.processes.live()
+                              if _is_pid(record, host, pid)])
     if not records:
         return HealthReport(check, target, False,
                             f"pid {pid} (from {path}) runs, but no process of it is registered "
@@ -157,6 +159,24 @@ def pid_is_running(pid: int) -> bool:
     except OSError:
         return True  # no /proc (not Linux): kill(0) is all we can know
     return stat.rsplit(")", 1)[-1].split()[:1] != ["Z"]
+
+
+def newest_per_pid(records: Iterable[ProcessRecord]) -> list[ProcessRecord]:
+    """Of the records one host has for one pid, only the newest (by ``started_at``): a pid
+    is one process at a time, so the older ones are dead processes whose records have not
+    expired yet (a restarted container's worker gets the same small pid again)."""
+    newest: dict[object, ProcessRecord] = {}
+    for record in records:
+        pid = record.info.get("pid")
+        key = (record.info.get("hostname"), pid) if isinstance(pid, int) else record.identity
+        kept = newest.get(key)
+        if kept is None or _started_at(record) > _started_at(kept):
+            newest[key] = record
+    return sorted(newest.values(), key=lambda record: record.identity)
+
+
+def _started_at(record: ProcessRecord) -> float:
+    return _number(record.info, "started_at", 0.0)
 
 
 def _is_pid(record: ProcessRecord, host: str, pid: int) -> bool:

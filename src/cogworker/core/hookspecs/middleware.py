@@ -28,7 +28,8 @@ def cogworker_client_middleware(app: PluginHost) -> ClientMiddleware | None:
 
     Failure policy: propagates (an exception in the chain fails the push).
 
-    Implemented by builtin: none (unique locks have their own hooks, called first).
+    Implemented by builtin: otel (the ``send <queue>`` span; writes the payload's ``otel``
+    field). Unique locks have their own hooks, called first.
 
     Example::
 
@@ -55,7 +56,7 @@ def cogworker_server_middleware(app: PluginHost) -> ServerMiddleware | None:
 
     Failure policy: an exception from a middleware is the job's failure (retry/dead).
 
-    Implemented by builtin: none.
+    Implemented by builtin: otel (the ``process <queue>`` span).
 
     Example::
 
