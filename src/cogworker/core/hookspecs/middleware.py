@@ -28,8 +28,8 @@ def cogworker_client_middleware(app: PluginHost) -> ClientMiddleware | None:
 
     Failure policy: propagates (an exception in the chain fails the push).
 
-    Implemented by builtin: otel (the ``send <queue>`` span; writes the payload's ``otel``
-    field). Unique locks have their own hooks, called first.
+    Implemented by builtin: otel (the ``send <queue>`` span, which writes the payload's
+    ``otel`` field; unique locks have their own hooks, called first).
 
     Example::
 
