@@ -6,12 +6,15 @@ Start order (a process never fetches before it has a presence key):
 hook) and the Manager; 4. the heartbeat, blocking until the first beat succeeds (a stop
 token while waiting aborts start-up, a quiet token is applied; a refused password ends
 start-up with exit status 1); 5. the ``startup`` hooks, the start-up line and the lines
-naming the jobs and cron entries, the Manager's processor threads, the poller; 6. the main
-thread watches tokens until ``stop`` (with ``burst``, also until nothing is left to do).
+naming the jobs and cron entries, the Manager's processor threads, the poller; then the
+process reads as ready (its presence record says so at once, and systemd hears ``READY=1``
+when ``NOTIFY_SOCKET`` is set); 6. the main thread watches tokens until ``stop`` (with
+``burst``, also until nothing is left to do).
 
-Stop order: Manager (drain up to ``timeout``, requeue what is unfinished) → ``shutdown``
-hooks → poller → heartbeat (remote control, presence removed) → fetcher closed. The
-heartbeat keeps beating during the drain, so the process stays visible while jobs finish.
+Stop order: not ready any more (systemd hears ``STOPPING=1``) → Manager (drain up to
+``timeout``, requeue what is unfinished) → ``shutdown`` hooks → poller → heartbeat (remote
+control, presence removed) → fetcher closed. The heartbeat keeps beating during the drain,
+so the process stays visible (live, not ready) while jobs finish.
 """
 
 from __future__ import annotations
