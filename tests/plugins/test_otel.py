@@ -195,3 +195,26 @@ def test_cogworker_run_without_opentelemetry_exits_2_naming_the_extra(redis_url:
     assert result.returncode == 2, result.stderr
     assert "plugin 'otel' needs OpenTelemetry's API" in result.stderr
     assert "pip install 'cogworker[otel]'" in result.stderr
+
+
+def test_each_job_of_a_bulk_push_and_a_scheduled_push_gets_its_own_send_span(
+    app: App, spans: InMemorySpanExporter, redis_client: redis.Redis, keys: KeySchema,
+) -> None:
+    @app.job(name="Bulk")
+    def bulk(n: int) -> None:
+        return None
+
+    jids = app.push_bulk(bulk, [[n] for n in range(3)])
+    later = bulk.perform_in(3600, 9)
+    sends = _named(spans.get_finished_spans(), "send default")
+    assert [dict(span.attributes or {})["messaging.message.id"] for span in sends] == [
+        *jids, later]
+    assert "cogworker.job.scheduled_at" in dict(sends[-1].attributes or {})
+    carried = {json.loads(raw)["jid"]: json.loads(raw)[PAYLOAD_FIELD]["traceparent"]
+               for raw in redis_client.lrange(keys.queue("default"), 0, -1)}
+    [(scheduled, _score)] = redis_client.zrange(keys.schedule, 0, -1, withscores=True)
+    carried[later] = json.loads(scheduled)[PAYLOAD_FIELD]["traceparent"]
+    for span in sends:
+        assert span.context is not None
+        jid = dict(span.attributes or {})["messaging.message.id"]
+        assert carried[str(jid)].split("-")[2] == f"{span.context.span_id:016x}"
