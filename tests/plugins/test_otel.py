@@ -12,6 +12,7 @@ import json
 import subprocess
 import sys
 from collections.abc import Iterator, Sequence
+from typing import cast
 
 import pytest
 import redis
@@ -212,7 +213,7 @@ def test_each_job_of_a_bulk_push_and_a_scheduled_push_gets_its_own_send_span(
     assert "cogworker.job.scheduled_at" in dict(sends[-1].attributes or {})
     carried = {json.loads(raw)["jid"]: json.loads(raw)[PAYLOAD_FIELD]["traceparent"]
                for raw in redis_client.lrange(keys.queue("default"), 0, -1)}
-    [(scheduled, _score)] = redis_client.zrange(keys.schedule, 0, -1, withscores=True)
+    [scheduled] = cast(list[bytes], redis_client.zrange(keys.schedule, 0, -1))
     carried[later] = json.loads(scheduled)[PAYLOAD_FIELD]["traceparent"]
     for span in sends:
         assert span.context is not None
