@@ -4,11 +4,13 @@ readiness rules, pidfiles and a restarted container's stale record of the same p
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
 from cogworker.api.health import (
     check_host,
@@ -17,6 +19,7 @@ from cogworker.api.health import (
     read_pidfile,
     this_host,
 )
+from cogworker.cli import cli
 from cogworker.core.settings import Settings
 from cogworker.testing.memory_broker import MemoryBroker
 from cogworker.worker.pidfile import remove_pidfile, write_pidfile
@@ -126,3 +129,12 @@ def _unused_pid() -> int:
     """``pid_max``: pids run below it, so this one is never in use."""
     pid_max = Path("/proc/sys/kernel/pid_max")
     return int(pid_max.read_text()) if pid_max.exists() else 4_194_304
+
+
+def test_a_broker_that_cannot_be_reached_is_a_failed_check_with_json_for_probes() -> None:
+    result = CliRunner().invoke(cli, ["health", "--redis-url", "redis://127.0.0.1:1/0",
+                                      "--json"])
+    assert result.exit_code == 1
+    report = json.loads(result.output)
+    assert report["healthy"] is False and report["processes"] == []
+    assert report["reason"].startswith("cannot reach Redis at redis://127.0.0.1:1/0")

@@ -14,8 +14,16 @@ from typing import Any
 import click
 
 from cogworker.api.health import HealthReport, check_host, check_identity, check_pidfile
-from cogworker.cli.common import CogworkerUsageError, app_options, handle_errors, opened_app
+from cogworker.app import App
+from cogworker.cli.common import (
+    CogworkerUsageError,
+    app_options,
+    handle_errors,
+    opened_app,
+    redis_failure,
+)
 from cogworker.cli.output import json_option, print_json
+from cogworker.core.errors import BrokerAuthenticationError, BrokerUnavailableError
 
 
 @click.command("health")
@@ -44,15 +52,25 @@ def health_command(identity: str | None, pidfile_path: Path | None, host: str | 
         raise CogworkerUsageError(f"health: give one of --identity, --pidfile or --host, not "
                                   f"{' and '.join(given)}")
     with opened_app(options) as app:
-        settings = app.settings
-        if identity is not None:
-            report = check_identity(app, settings, identity, readiness=readiness)
-        elif pidfile_path is not None:
-            report = check_pidfile(app, settings, pidfile_path, readiness=readiness)
-        else:
-            report = check_host(app, settings, host, readiness=readiness)
+        try:
+            report = _check(app, identity, pidfile_path, host, readiness)
+        except (BrokerUnavailableError, BrokerAuthenticationError) as exc:
+            # the verdict a probe expects (exit 1, JSON with --json), not a bare error
+            report = HealthReport("readiness" if readiness else "liveness",
+                                  identity or str(pidfile_path or host or "this host"), False,
+                                  redis_failure(app, exc).message)
     _print(report, as_json)
     sys.exit(0 if report.healthy else 1)
+
+
+def _check(app: App, identity: str | None, pidfile_path: Path | None, host: str | None,
+           readiness: bool) -> HealthReport:
+    settings = app.settings
+    if identity is not None:
+        return check_identity(app, settings, identity, readiness=readiness)
+    if pidfile_path is not None:
+        return check_pidfile(app, settings, pidfile_path, readiness=readiness)
+    return check_host(app, settings, host, readiness=readiness)
 
 
 def _print(report: HealthReport, as_json: bool) -> None:
