@@ -32,7 +32,7 @@ def test_a_path_socket_hears_every_message_and_a_child_never_says_stopping() -> 
             child.stopping()  # sends nothing
             notifier.stopping()
             heard = [sock.recv(4096).decode() for _ in range(3)]
-    assert heard[0].startswith("READY=1\nMAINPID=")
+    assert heard[0] == "READY=1\nSTATUS=fetching jobs"
     assert heard[1] == "WATCHDOG=1"
     assert heard[2].startswith("STOPPING=1\n")
 

@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
+from cogworker.app import App
 from cogworker.cli import cli
 from helpers.workers import wait_until
 from runtime.support import StartWorker, identity_of
@@ -28,6 +29,9 @@ pytestmark = pytest.mark.slow
 
 # Beats every second, allowed two; a SIGKILLed worker fails the check about 2 s later.
 HEALTH_APP = """
+import os
+import time
+
 import cogworker
 
 app = cogworker.App(heartbeat_interval=1.0, heartbeat_ttl=30, poll_interval=0.3)
@@ -36,6 +40,13 @@ app = cogworker.App(heartbeat_interval=1.0, heartbeat_ttl=30, poll_interval=0.3)
 @app.job(name="Work")
 def work(tag):
     return tag
+
+
+@app.job(name="Hold")
+def hold(started_file, release_file):
+    open(started_file, "w").close()
+    while not os.path.exists(release_file):
+        time.sleep(0.05)
 """
 
 
@@ -117,6 +128,21 @@ def test_readiness_needs_a_fetching_worker_and_a_clean_stop_removes_the_pidfile(
     assert stopped.output.startswith(f"process {identity} has no presence record")
 
 
+def test_a_draining_worker_is_live_but_not_ready(start_worker: StartWorker, health: Health,
+                                                 pusher: App, tmp_path: Path) -> None:
+    worker = start_worker(HEALTH_APP)
+    identity = identity_of(worker)
+    started, release = tmp_path / "started", tmp_path / "release"
+    pusher.push({"class": "Hold", "args": [str(started), str(release)]})
+    wait_until(started.exists, 30, worker.output)
+    worker.signal(signal.SIGTERM)  # the stop waits for the running job
+    draining = _until_exit(health, 1, "--identity", identity, "--readiness")
+    assert draining.output.strip() == f"{identity}: not fetching yet (starting, or stopping)"
+    assert health("--identity", identity).exit_code == 0
+    release.touch()
+    assert worker.process is not None and worker.process.wait(30) == 0
+
+
 def test_a_supervisors_pidfile_checks_its_children(start_worker: StartWorker,
                                                    health: Health, tmp_path: Path) -> None:
     pidfile = tmp_path / "supervisor.pid"
@@ -161,7 +187,7 @@ def test_a_worker_under_notify_socket_sends_ready_watchdog_and_stopping(
         messages = [_receive(sock)]
         while not messages[-1].startswith("READY=1\n"):  # the first beat comes before it
             messages.append(_receive(sock))
-        assert f"MAINPID={worker.pid}" in messages[-1]
+        assert messages[-1] == "READY=1\nSTATUS=fetching jobs"
         ready = len(messages) - 1
         while messages[ready:].count("WATCHDOG=1") < 2:  # one per beat, a second apart
             messages.append(_receive(sock))

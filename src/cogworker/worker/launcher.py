@@ -199,7 +199,8 @@ class Launcher:
         """Each step runs even when an earlier one failed."""
         self.notifier.stopping()
         if self.heartbeat is not None:
-            self.heartbeat.ready = False  # draining: live, but not ready (the next beat says so)
+            self.heartbeat.ready = False  # draining: live, but not ready
+            self.heartbeat.publish_state()
         if self.ticker is not None:
             self.ticker.stop()  # a leaving process claims no new cron slot
         if self.manager is not None:

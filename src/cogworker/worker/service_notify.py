@@ -62,7 +62,9 @@ class ServiceNotifier:
 
     def ready(self) -> None:
         """The worker fetches now (``Type=notify`` waits for this)."""
-        self._send(f"READY=1\nMAINPID={os.getpid()}\nSTATUS=fetching jobs")
+        # No MAINPID: systemd knows the process it started, and from a supervised child it
+        # would make the child the service's main process.
+        self._send("READY=1\nSTATUS=fetching jobs")
 
     def watchdog(self) -> None:
         """A successful heartbeat (``WatchdogSec=`` expects one within its period)."""
