@@ -219,3 +219,26 @@ def test_each_job_of_a_bulk_push_and_a_scheduled_push_gets_its_own_send_span(
         assert span.context is not None
         jid = dict(span.attributes or {})["messaging.message.id"]
         assert carried[str(jid)].split("-")[2] == f"{span.context.span_id:016x}"
+
+
+def test_with_the_api_alone_a_push_carries_no_field_and_the_job_runs() -> None:
+    script = """
+import cogworker
+from cogworker.testing import InProcessWorker
+
+app = cogworker.App(redis_url="memory://", plugins=["memory", "otel"])
+ran = []
+
+@app.job(name="Plain")
+def plain(n):
+    ran.append(n)
+
+app.push({"class": "Plain", "args": [5]})
+[raw] = app.broker.queues.page("default", 0, 1)
+assert '"otel"' not in raw, raw
+assert InProcessWorker(app).run_until_idle(timeout=20) == 1 and ran == [5]
+print("ok")
+"""
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            timeout=60, check=False)
+    assert (result.returncode, result.stdout.strip()) == (0, "ok"), result.stderr

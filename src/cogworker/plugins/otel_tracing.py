@@ -57,7 +57,7 @@ class Tracing:
         if ctx.scheduled_at is not None:
             attributes["cogworker.job.scheduled_at"] = float(ctx.scheduled_at)
         span = self._start(f"send {ctx.queue}", SpanKind.PRODUCER, attributes, None, ())
-        if span is None:
+        if span is None or not span.get_span_context().is_valid:  # no SDK: nothing to carry
             return call_next()
         with trace.use_span(span, end_on_exit=True, record_exception=False,
                             set_status_on_exception=False):
@@ -91,7 +91,9 @@ class Tracing:
         parent, links = self._parent(ctx.job)
         span = self._start(f"process {ctx.queue}", SpanKind.CONSUMER, attributes, parent,
                            links)
-        if span is None:
+        # Without an SDK the API's span still carries a pushed context on (to the pushes the
+        # job makes); with neither there is nothing to do.
+        if span is None or not span.get_span_context().is_valid:
             return call_next()
         with trace.use_span(span, end_on_exit=True, record_exception=False,
                             set_status_on_exception=False):
