@@ -73,7 +73,8 @@ def pusher(redis_url: str, namespace: str, redis_client: redis.Redis) -> Iterato
 def _spans(path: Path) -> list[dict[str, Any]]:
     if not path.exists():
         return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    complete = path.read_text(encoding="utf-8").split("\n")[:-1]  # not a line being written
+    return [json.loads(line) for line in complete]
 
 
 def test_the_worker_process_continues_the_trace_of_the_web_request(
