@@ -56,6 +56,7 @@ BUILTIN_MODULES = {
     "status": "cogworker.plugins.status",
     "attempts": "cogworker.plugins.attempts",
     "history": "cogworker.plugins.history",
+    "otel": "cogworker.plugins.otel",
 }
 
 
