@@ -29,8 +29,8 @@ def cogworker_client_middleware(app: PluginHost) -> ClientMiddleware | None:
     Failure policy: propagates (an exception in the chain fails the push).
 
     Implemented by builtin: status (``queued``/``scheduled`` after the push), otel (the
-    ``send <queue>`` span, which writes the payload's ``otel`` field); unique locks have
-    their own hooks, called first.
+    ``send <queue>`` span, which writes the payload's ``otel`` field; unique locks have
+    their own hooks, called first).
 
     Example::
 
