@@ -12,8 +12,9 @@ from typing import Any
 
 import redis
 
-from cogworker.core.broker import Extension
+from cogworker.core.broker import METRICS, Extension
 from cogworker.redis.keys import KeySchema
+from cogworker.redis.metrics_store import RedisMetricsStore
 from cogworker.redis.scripts import Scripts
 
 
@@ -21,4 +22,5 @@ def build_extensions(client: redis.Redis, keys: KeySchema,
                      scripts: Scripts) -> dict[Extension[Any], object]:
     """One store per optional facet this broker provides, keyed by the facet's key."""
     extensions: dict[Extension[Any], object] = {}
+    extensions[METRICS] = RedisMetricsStore(client, keys, scripts)
     return extensions

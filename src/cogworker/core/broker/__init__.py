@@ -59,6 +59,15 @@ from cogworker.core.broker.held import (
     StepFailure,
 )
 from cogworker.core.broker.locks import LockClaim, LockPage, LockRecord, LockStore, Relock
+from cogworker.core.broker.metrics import (
+    METRICS,
+    MetricsBatch,
+    MetricsStore,
+    RunningTotals,
+    SeriesKey,
+    Timings,
+    WindowBucket,
+)
 from cogworker.core.broker.periodic import PeriodicStore, running_lock_name
 from cogworker.core.broker.processes import (
     SIGNALS,
@@ -90,6 +99,7 @@ __all__ = [
     "DEFER_DELAY",
     "LIVE_QUEUE_WINDOW",
     "LOCATE_WINDOW",
+    "METRICS",
     "NO_URL",
     "ORPHAN_COUNTER_TTL",
     "SIGNALS",
@@ -110,6 +120,8 @@ __all__ = [
     "LockPage",
     "LockRecord",
     "LockStore",
+    "MetricsBatch",
+    "MetricsStore",
     "PeriodicStore",
     "ProcessRecord",
     "ProcessRegistry",
@@ -118,9 +130,11 @@ __all__ = [
     "RecoveryOptions",
     "RecoveryReport",
     "Relock",
+    "RunningTotals",
     "RunningJob",
     "SearchHit",
     "SearchPage",
+    "SeriesKey",
     "SetEntry",
     "Sighting",
     "SignalSubscription",
@@ -129,8 +143,10 @@ __all__ = [
     "StatsTotals",
     "StepFailure",
     "Subscription",
+    "Timings",
     "UnitOfWork",
     "Whereabouts",
+    "WindowBucket",
     "WorkRecord",
     "running_lock_name",
     "scheme_owners",

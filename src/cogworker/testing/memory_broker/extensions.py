@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from cogworker.core.broker import Extension
+from cogworker.core.broker import METRICS, Extension
+from cogworker.testing.memory_broker.metrics import MemoryMetrics
 from cogworker.testing.memory_broker.state import MemoryState
 
 
 def build_extensions(state: MemoryState) -> dict[Extension[Any], object]:
     """One store per optional facet this broker provides, keyed by the facet's key."""
     extensions: dict[Extension[Any], object] = {}
+    extensions[METRICS] = MemoryMetrics(state)
     return extensions
