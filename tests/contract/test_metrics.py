@@ -6,9 +6,9 @@ import time
 
 import pytest
 
-from contract.conftest import StoreTime
 from cogworker.core.broker import METRICS, Broker, MetricsBatch, SeriesKey, Timings
 from cogworker.core.broker.metrics import BUCKET_COUNT, HOUR, MINUTE, MetricsStore, bucket_of
+from contract.conftest import StoreTime
 
 NOW = 1_700_000_040.0  # the start of a minute
 MAIL = SeriesKey("SendMail", "default")
