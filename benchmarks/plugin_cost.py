@@ -69,10 +69,10 @@ def _parse(argv: Sequence[str]) -> argparse.Namespace:
 def _row(label: str, results: list[dict[str, float]], base_rate: float | None) -> str:
     if not results:
         return f"| {label} | failed | | | |"
-    rate = statistics.median(r["processing"] for r in results)
+    rate = statistics.median(r["process_total"] for r in results)
     commands = statistics.median(r["commands"] for r in results)
     cpu = statistics.median(r.get("worker_cpu_us", 0.0) for r in results)
-    low, high = min(r["processing"] for r in results), max(r["processing"] for r in results)
+    low, high = min(r["process_total"] for r in results), max(r["process_total"] for r in results)
     ratio = "1.00" if base_rate is None else f"{rate / base_rate:.2f}"
     return (f"| {label} | {rate:,.0f} [{low:,.0f}-{high:,.0f}] | {ratio} | {commands:.2f} "
             f"| {cpu:,.0f} |")
@@ -101,7 +101,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 results[label].append(run.metrics)
         version = env.redis_version()
     base = results[OFF]
-    base_rate = statistics.median(r["processing"] for r in base) if base else None
+    base_rate = statistics.median(r["process_total"] for r in base) if base else None
     print(f"Command: `benchmarks/run plugin-cost {' '.join(sys.argv[1:])}`")
     print(commit_line())
     print(machine_line())

@@ -10,6 +10,7 @@ from cogworker.cli.busy_cmd import busy_command
 from cogworker.cli.cron_cmd import cron_group
 from cogworker.cli.enqueue_cmd import enqueue_command
 from cogworker.cli.locks_cmd import locks_group
+from cogworker.cli.metrics_cmd import metrics_group
 from cogworker.cli.plugins_cmd import plugins_command
 from cogworker.cli.queues_cmd import queues_group
 from cogworker.cli.redis_cmd import redis_group
@@ -31,7 +32,8 @@ def version_command() -> None:
 
 
 for command in (run_command, enqueue_command, plugins_command, redis_group, locks_group, cron_group,
-                queues_group, busy_command, *SET_COMMANDS, *ADMIN_COMMANDS, web_command):
+                queues_group, busy_command, *SET_COMMANDS, *ADMIN_COMMANDS, web_command,
+                metrics_group):
     cli.add_command(command)
 cli.add_command(busy_command, "workers")
 
