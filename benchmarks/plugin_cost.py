@@ -82,6 +82,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     options = _parse(list(sys.argv[1:] if argv is None else argv))
     variants: list[list[str]] = [[], *options.variants]
     results: dict[str, list[dict[str, float]]] = {",".join(v) or OFF: [] for v in variants}
+    commands: dict[str, list[dict[str, float]]] = {label: [] for label in results}
     work_dir = Path(tempfile.mkdtemp(prefix="cogworker-plugin-cost-"))
     plan = RunPlan(jobs=options.n, probes=1, probe_interval=0.02, timeout=options.timeout,
                    work_dir=work_dir, python=sys.executable, job=options.job,
@@ -99,6 +100,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     failed = True
                     continue
                 results[label].append(run.metrics)
+                commands[label].append(run.commands)
         version = env.redis_version()
     base = results[OFF]
     base_rate = statistics.median(r["process_total"] for r in base) if base else None
@@ -113,7 +115,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     for plugins in variants:
         label = ",".join(plugins) or OFF
         print(_row(label, results[label], None if not plugins else base_rate))
+    print("\nRedis commands per job that differ from plugins off (median of the runs):\n")
+    for plugins in options.variants:
+        label = ",".join(plugins)
+        print(f"- {label}: {_command_changes(commands[label], commands[OFF]) or 'none'}")
     return 1 if failed else 0
+
+
+def _median_by_command(runs: list[dict[str, float]]) -> dict[str, float]:
+    names = {name for run in runs for name in run}
+    return {name: statistics.median(run.get(name, 0.0) for run in runs) for name in names}
+
+
+def _command_changes(variant: list[dict[str, float]], off: list[dict[str, float]]) -> str:
+    """``hincrby +0.004, evalsha +0.001`` for the commands whose count per job changed."""
+    if not variant or not off:
+        return ""
+    on, base = _median_by_command(variant), _median_by_command(off)
+    changes = sorted(((on.get(name, 0.0) - base.get(name, 0.0), name)
+                      for name in set(on) | set(base)), reverse=True)
+    return ", ".join(f"{name} {delta:+.4f}" for delta, name in changes if abs(delta) >= 0.0005)
 
 
 if __name__ == "__main__":

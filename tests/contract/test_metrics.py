@@ -69,6 +69,13 @@ def test_series_rank_by_runs_and_list_by_class(metrics: MetricsStore) -> None:
     assert metrics.series_count() == 3
 
 
+def test_series_with_as_many_runs_rank_greater_name_first(metrics: MetricsStore) -> None:
+    metrics.record(MetricsBatch({MAIL: runs(1, 0, 1), REPORT: runs(1, 0, 1),
+                                 MAIL_LOW: runs(1, 0, 1)}), NOW, TTL, TTL)
+
+    assert metrics.top_series(3) == [MAIL_LOW, MAIL, REPORT]
+
+
 def test_orphans_and_the_worst_cron_lag(metrics: MetricsStore) -> None:
     metrics.record(MetricsBatch(orphans_recovered=2, cron_lag=0.25), NOW, TTL, TTL)
     metrics.record(MetricsBatch(orphans_recovered=1, cron_lag=1.5), NOW + 1, TTL, TTL)

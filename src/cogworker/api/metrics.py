@@ -164,6 +164,7 @@ class Metrics:
         """One row per (class, queue) that ran in the last ``since`` seconds, most runs
         first. Candidates: the ``limit`` series with most runs ever, or the series of
         ``job_class`` (each of its queues)."""
+        self.step_for(since)  # a bad window is an error even when nothing ran
         keys = self._keys(job_class, limit)
         if not keys:
             return []

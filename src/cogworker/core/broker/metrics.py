@@ -176,7 +176,8 @@ class MetricsStore(Protocol):
         ...
 
     def top_series(self, limit: int) -> list[SeriesKey]:
-        """At most ``limit`` series, most runs ever first (ties by name)."""
+        """At most ``limit`` series, most runs ever first (ties: the greater name first,
+        as a reversed range of a Redis sorted set orders them)."""
         ...
 
     def series_of(self, job_class: str, limit: int) -> list[SeriesKey]:

@@ -64,7 +64,8 @@ class MemoryMetrics:
     def top_series(self, limit: int) -> list[SeriesKey]:
         check_read(limit)
         with self._state.lock:
-            ranked = sorted(self._totals.items(), key=lambda item: (-item[1].runs, item[0]))
+            ranked = sorted(self._totals.items(), key=lambda item: (item[1].runs, item[0]),
+                            reverse=True)
         return [key for key, _timings in ranked[:limit]]
 
     def series_of(self, job_class: str, limit: int) -> list[SeriesKey]:
