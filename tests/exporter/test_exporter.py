@@ -4,6 +4,8 @@ its value, bounded cardinality, the ASGI and HTTP servings, and the missing-extr
 from __future__ import annotations
 
 import asyncio
+import re
+import subprocess
 import sys
 import threading
 import urllib.request
@@ -163,3 +165,22 @@ def test_without_prometheus_client_the_error_names_the_extra(
 
     with pytest.raises(DependencyError, match=r"cogworker\[prometheus\]"):
         require_prometheus_client()
+
+
+def test_cogworker_metrics_serve_answers_scrapes(app: App, redis_url: str,
+                                                 namespace: str) -> None:
+    app.broker.queues.store([("mail", '{"class":"Later","jid":"j1"}')], [])
+    command = [sys.executable, "-m", "cogworker", "metrics", "serve", "--port", "0",
+               "--redis-url", redis_url, "--namespace", namespace]
+    server = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
+    try:
+        assert server.stderr is not None
+        line = server.stderr.readline()
+        match = re.search(r"http://127\.0\.0\.1:(\d+)/metrics", line)
+        assert match, line
+        with urllib.request.urlopen(match.group(0), timeout=30) as response:  # noqa: S310
+            body = response.read().decode()
+    finally:
+        server.terminate()
+        server.wait(30)
+    assert value(samples(body), "cogworker_queue_size", queue="mail") == 1

@@ -110,14 +110,18 @@ def metrics_group(ctx: click.Context, /, job_class: str | None, since: str,
 @handle_errors
 def serve_command(host: str, port: int, **options: Any) -> None:
     """Serve the Prometheus exporter at http://HOST:PORT/metrics until interrupted."""
+    from cogworker.core.errors import DependencyError
     from cogworker.prometheus import require_prometheus_client
 
-    require_prometheus_client()  # a DependencyError naming the extra: one line, exit 1
+    try:
+        require_prometheus_client()
+    except DependencyError as exc:  # as `cogworker web` without its extra: exit 2
+        raise CogworkerUsageError(str(exc)) from exc
     from cogworker.prometheus.serving import serve
 
     parent = click.get_current_context().parent
     given = dict(parent.obj or {}) if parent is not None else {}
-    merged = {name: value or given.get(name) for name, value in options.items()}
+    merged = {name: value or given.get(name) or value for name, value in options.items()}
     with opened_app(merged) as app:
         limits = options_of(app)
         serve(app.broker, host, port, max_series=limits.max_series,

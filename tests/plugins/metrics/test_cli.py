@@ -88,5 +88,5 @@ def test_serve_without_prometheus_client_names_the_extra(
 
     result = run("metrics", "serve", "--port", "0")
 
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert "pip install 'cogworker[prometheus]'" in result.output
