@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import signal
 import statistics
 import sys
 import tempfile
@@ -80,6 +81,8 @@ def _row(label: str, results: list[dict[str, float]], base_rate: float | None) -
 
 def main(argv: Sequence[str] | None = None) -> int:
     options = _parse(list(sys.argv[1:] if argv is None else argv))
+    # SIGTERM unwinds like Ctrl-C, so workers and Redis are stopped on the way out.
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     variants: list[list[str]] = [[], *options.variants]
     results: dict[str, list[dict[str, float]]] = {",".join(v) or OFF: [] for v in variants}
     commands: dict[str, list[dict[str, float]]] = {label: [] for label in results}

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.samples import Sample
 
@@ -29,7 +30,6 @@ from plugins.metrics.workload import (
     metrics_app,
     run_workload,
 )
-from prometheus_client import generate_latest
 
 
 @pytest.fixture
@@ -131,7 +131,7 @@ def test_the_http_server_and_the_asgi_app_serve_the_scrape(app: App) -> None:
     thread.start()
     try:
         url = f"http://127.0.0.1:{server.server_port}/metrics"
-        with urllib.request.urlopen(url, timeout=30) as response:  # noqa: S310 -- loopback
+        with urllib.request.urlopen(url, timeout=30) as response:
             body = response.read().decode()
             content_type = response.headers["Content-Type"]
     finally:
@@ -178,7 +178,7 @@ def test_cogworker_metrics_serve_answers_scrapes(app: App, redis_url: str,
         line = server.stderr.readline()
         match = re.search(r"http://127\.0\.0\.1:(\d+)/metrics", line)
         assert match, line
-        with urllib.request.urlopen(match.group(0), timeout=30) as response:  # noqa: S310
+        with urllib.request.urlopen(match.group(0), timeout=30) as response:
             body = response.read().decode()
     finally:
         server.terminate()

@@ -87,11 +87,11 @@ def test_a_failing_write_keeps_the_figures_for_the_next_flush(app: App) -> None:
             raise BrokerUnavailableError("Redis is away")
 
     state = state_of(app)
-    state.buffer.observe(SeriesKey("Fast", "default"), 3.0, failed=False)
+    state.buffer.observe("Fast", "default", 3.0, failed=False)
     with pytest.raises(BrokerUnavailableError):
         flush_function(cast("MetricsStore", Unavailable()), state)()
     assert len(state.buffer) == 1
-    state.buffer.observe(SeriesKey("Fast", "default"), 4.0, failed=True)
+    state.buffer.observe("Fast", "default", 4.0, failed=True)
 
     flush_function(store, state)()
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final, cast
 
 from cogworker.core.background_flush import BackgroundFlush
-from cogworker.core.broker.metrics import METRICS, MetricsStore, SeriesKey
+from cogworker.core.broker.metrics import METRICS, MetricsStore
 from cogworker.core.markers import hookimpl
 from cogworker.plugins.metrics.buffer import MetricsBuffer
 from cogworker.plugins.metrics.options import PLUGIN_NAME, MetricsOptions
@@ -80,16 +80,17 @@ def flush_function(store: MetricsStore, state: MetricsState) -> Callable[[], Non
 def timing_middleware(buffer: MetricsBuffer) -> ServerMiddleware:
     """Times each run (the whole inner chain and ``perform``) into ``buffer``."""
 
+    observe, perf_counter = buffer.observe, time.perf_counter
+
     def timed(ctx: JobContext, call_next: Callable[[], object]) -> object:
-        started = time.perf_counter()
+        started = perf_counter()
         try:
             result = call_next()
         except BaseException:
-            buffer.observe(SeriesKey(str(ctx.job.get("class")), ctx.queue),
-                           (time.perf_counter() - started) * 1000, failed=True)
+            observe(str(ctx.job.get("class")), ctx.queue, (perf_counter() - started) * 1000,
+                    True)
             raise
-        buffer.observe(SeriesKey(str(ctx.job.get("class")), ctx.queue),
-                       (time.perf_counter() - started) * 1000, failed=False)
+        observe(str(ctx.job.get("class")), ctx.queue, (perf_counter() - started) * 1000, False)
         return result
 
     return timed

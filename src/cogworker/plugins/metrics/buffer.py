@@ -42,13 +42,14 @@ class MetricsBuffer:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._series: dict[SeriesKey, _Tally] = {}
+        self._series: dict[tuple[str, str], _Tally] = {}  # (class, queue): no object a run
         self._orphans = 0
         self._cron_lag: float | None = None
 
-    def observe(self, key: SeriesKey, milliseconds: float, failed: bool) -> None:
-        """One run of ``key`` that took ``milliseconds`` and succeeded or failed."""
+    def observe(self, job_class: str, queue: str, milliseconds: float, failed: bool) -> None:
+        """One run of ``job_class`` on ``queue`` that took ``milliseconds``."""
         bucket = bucket_of(milliseconds)
+        key = (job_class, queue)
         with self._lock:
             tally = self._series.get(key)
             if tally is None:
@@ -74,14 +75,14 @@ class MetricsBuffer:
             series, self._series = self._series, {}
             orphans, self._orphans = self._orphans, 0
             lag, self._cron_lag = self._cron_lag, None
-        return MetricsBatch({key: tally.frozen() for key, tally in series.items()},
+        return MetricsBatch({SeriesKey(*key): tally.frozen() for key, tally in series.items()},
                             orphans, lag)
 
     def give_back(self, batch: MetricsBatch) -> None:
         """Put a batch whose write failed back, merged with what came since."""
         with self._lock:
             for key, timings in batch.series.items():
-                self._series.setdefault(key, _Tally()).add(timings)
+                self._series.setdefault((key.job_class, key.queue), _Tally()).add(timings)
             self._orphans += batch.orphans_recovered
             if batch.cron_lag is not None:
                 self._cron_lag = (batch.cron_lag if self._cron_lag is None
