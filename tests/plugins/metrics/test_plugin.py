@@ -12,7 +12,7 @@ import pytest
 
 from cogworker.api.metrics import Metrics
 from cogworker.app import App
-from cogworker.core.broker import METRICS, SeriesKey
+from cogworker.core.broker import METRICS
 from cogworker.core.broker.metrics import BUCKET_BOUNDS_MS, MetricsStore, bucket_of
 from cogworker.core.errors import BrokerUnavailableError
 from cogworker.plugins.metrics import flush_function, state_of
