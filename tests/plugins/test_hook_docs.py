@@ -53,6 +53,7 @@ BUILTIN_MODULES = {
     "periodic-locks": "cogworker.plugins.periodic_locks",
     "web-tabs": "cogworker.web.builtin",
     "memory": "cogworker.testing.memory_broker.plugin",
+    "metrics": "cogworker.plugins.metrics",
 }
 
 

@@ -70,7 +70,7 @@ def cogworker_orphans_recovered(app: PluginHost, identity: str, count: int) -> N
 
     Failure policy: isolated.
 
-    Implemented by builtin: none.
+    Implemented by builtin: metrics (``cogworker_orphans_recovered_total``).
 
     Example::
 

@@ -21,7 +21,7 @@ def cogworker_startup(worker: WorkerHandle) -> None:
 
     Failure policy: isolated.
 
-    Implemented by builtin: none.
+    Implemented by builtin: metrics (starts its once-a-second flush thread).
 
     Example::
 
@@ -58,7 +58,8 @@ def cogworker_shutdown(worker: WorkerHandle) -> None:
 
     Failure policy: isolated.
 
-    Implemented by builtin: unique, periodic-locks (a last try at deferred releases).
+    Implemented by builtin: unique, periodic-locks (a last try at deferred releases),
+    metrics (a last write of what it gathered).
 
     Example::
 
