@@ -16,6 +16,7 @@ See ``docs/reference/api.md``.
 from __future__ import annotations
 
 from cogworker.api._source import JobRecord
+from cogworker.api.metrics import ClassSummary, Metrics, MetricsPoint
 from cogworker.api.processes import Process, ProcessSet, Work, WorkSet
 from cogworker.api.queues import Queue, QueueSummary
 from cogworker.api.sorted_sets import DeadSet, RetrySet, ScheduledSet, SortedEntry, SortedSet
@@ -24,8 +25,11 @@ from cogworker.api.stats import Stats, ThroughputPoint
 Workers = WorkSet
 
 __all__ = [
+    "ClassSummary",
     "DeadSet",
     "JobRecord",
+    "Metrics",
+    "MetricsPoint",
     "Process",
     "ProcessSet",
     "Queue",
