@@ -210,7 +210,7 @@ class Ticker:
             pushed = enqueue_slot(self.app, entry, slot, jid, result.previous_slot,
                                   self.rollbacks)
             if pushed is not None:
-                self.app.hooks.periodic_fired(self.app, entry, slot, self._clock() - slot)
+                self.app.hooks.periodic_fired(self.app, entry, slot, now - slot)
         state.handled_slot = slot
 
     def _blocked_too_long(self, entry: PeriodicEntry, state: _EntryState, slot: int) -> bool:

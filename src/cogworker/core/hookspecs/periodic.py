@@ -151,8 +151,9 @@ def cogworker_periodic_fired(app: PluginHost, entry: PeriodicEntry, slot: int,
     :param app: the application.
     :param entry: the cron entry.
     :param slot: the slot (epoch seconds of its fire time).
-    :param lag: how late the push was, in seconds: the ticker's clock when the job was
-        pushed minus ``slot`` (a catch-up run after downtime is as late as the downtime).
+    :param lag: how late the slot fired, in seconds: the ticker's clock at the tick that
+        claimed it minus ``slot`` (a catch-up run after downtime is as late as the
+        downtime).
 
     Failure policy: isolated.
 
