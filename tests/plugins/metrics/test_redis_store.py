@@ -31,8 +31,8 @@ def test_keys_and_fields_follow_the_documented_layout(redis_client: redis.Redis,
     store.record(MetricsBatch({SeriesKey("Mail", "low"): RUN}, cron_lag=1.25), NOW, 60, 7200)
     minute = f"{keys.namespace}:metrics:m:{int(NOW // 60)}"
 
-    fields = {name.decode(): value.decode()
-              for name, value in redis_client.hgetall(minute).items()}
+    stored: dict[bytes, bytes] = redis_client.hgetall(minute)  # type: ignore[assignment]
+    fields = {name.decode(): value.decode() for name, value in stored.items()}
 
     assert fields == {"Mail\x1flow\x1fp": "1", "Mail\x1flow\x1fb1": "1",
                       "Mail\x1flow\x1fms": "2.5", "\x1ecron_lag": "1.25"}

@@ -79,11 +79,11 @@ def test_the_buffer_hands_out_everything_once_and_takes_a_failed_batch_back() ->
 def test_options_have_defaults_and_name_a_bad_value() -> None:
     assert MetricsOptions.parse({}) == MetricsOptions()
     assert MetricsOptions.parse({"max_series": 5}).max_series == 5
-    with pytest.raises(ConfigurationError, match="plugin_options.metrics.max_seris"):
+    with pytest.raises(ConfigurationError, match=r"plugin_options\.metrics\.max_seris"):
         MetricsOptions.parse({"max_seris": 5})
-    with pytest.raises(ConfigurationError, match="plugin_options.metrics.flush_interval"):
+    with pytest.raises(ConfigurationError, match=r"plugin_options\.metrics\.flush_interval"):
         MetricsOptions.parse({"flush_interval": 0})
-    with pytest.raises(ConfigurationError, match="plugin_options.metrics.hour_retention"):
+    with pytest.raises(ConfigurationError, match=r"plugin_options\.metrics\.hour_retention"):
         MetricsOptions.parse({"hour_retention": 60})
-    with pytest.raises(ConfigurationError, match="plugin_options.metrics.max_queues"):
+    with pytest.raises(ConfigurationError, match=r"plugin_options\.metrics\.max_queues"):
         MetricsOptions.parse({"max_queues": True})
