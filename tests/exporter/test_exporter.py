@@ -58,15 +58,14 @@ def value(found: dict[str, list[Sample]], family: str, name: str | None = None,
 
 
 def test_a_scrape_after_a_known_workload_has_every_family(app: App) -> None:
-    app.hooks.orphans_recovered(app, "host:1:dead", 2)
-    run_workload(app, with_cron=True)
+    run_workload(app, with_cron=True, orphans=2)  # two Fast jobs of a dead process
     app.broker.queues.store([("mail", '{"class":"Later","jid":"j1","enqueued_at":1}')], [])
     app.broker.sets.file("retry", 2e9, '{"class":"R","jid":"r1"}')
     app.broker.queues.store([], [(2e9, '{"class":"S","jid":"s1"}')])
 
     found = samples(scrape_text(app))
 
-    processed = FAST_RUNS + SLOW_RUNS + 1  # and the cron run
+    processed = FAST_RUNS + 2 + SLOW_RUNS + 1  # the recovered orphans, the cron run
     assert value(found, "cogworker_processed", "cogworker_processed_total") == processed
     assert value(found, "cogworker_failed", "cogworker_failed_total") == BROKEN_RUNS
     assert value(found, "cogworker_retry_size") == 1
@@ -82,7 +81,8 @@ def test_a_scrape_after_a_known_workload_has_every_family(app: App) -> None:
                  "cogworker_orphans_recovered_total") == 2
     assert 0 <= value(found, "cogworker_cron_tick_lag_seconds") <= 120
     duration = "cogworker_job_duration_seconds"
-    for job_class, queue, runs in (("Fast", "default", FAST_RUNS), ("Slow", "low", SLOW_RUNS),
+    for job_class, queue, runs in (("Fast", "default", FAST_RUNS + 2),
+                                   ("Slow", "low", SLOW_RUNS),
                                    ("Broken", "default", BROKEN_RUNS), ("Tick", "default", 1)):
         labels = {"class": job_class, "queue": queue}
         assert value(found, duration, f"{duration}_count", **labels) == runs

@@ -68,14 +68,19 @@ def test_the_time_series_has_one_point_a_minute_with_the_runs(app: App) -> None:
     assert sum(point.timings.processed for point in daily) == FAST_RUNS
 
 
-def test_the_cron_lag_and_recovered_orphans_are_kept(app: App) -> None:
-    app.hooks.orphans_recovered(app, "host:1:dead", 3)  # the poller's hook, as recovery calls it
+def test_the_cron_lag_is_kept(app: App) -> None:
     run_workload(app, with_cron=True)
 
-    metrics = Metrics(app)
-    lag = metrics.cron_lag()
+    lag = Metrics(app).cron_lag()
     assert lag is not None and 0 <= lag <= 120  # the catch-up slot: at most a minute late
-    assert metrics.orphans_recovered() == 3
+
+
+def test_jobs_recovered_from_a_dead_process_are_counted(app: App) -> None:
+    run_workload(app, orphans=2)
+
+    assert Metrics(app).orphans_recovered() == 2
+    [row] = Metrics(app).summaries(job_class="Fast")
+    assert row.processed == FAST_RUNS + 2
 
 
 def test_a_failing_write_keeps_the_figures_for_the_next_flush(app: App) -> None:

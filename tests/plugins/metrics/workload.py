@@ -3,6 +3,7 @@ CLI and exporter tests)."""
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Iterator
@@ -10,7 +11,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+import redis
+
 from cogworker.app import App
+from cogworker.redis.keys import KeySchema
 from cogworker.worker.launcher import Launcher
 
 WAIT = 30.0  # seconds any single event may take on a loaded machine
@@ -61,6 +65,19 @@ def working(app: App) -> Iterator[Launcher]:
     assert exit_codes == [0]
 
 
+def leave_orphans(client: redis.Redis, keys: KeySchema, job_class: str, count: int) -> None:
+    """What a reliable process killed long ago leaves behind: ``count`` jobs of
+    ``job_class`` on its in-progress list, its registry entry and an old last beat, but no
+    presence key. A worker's first orphan check puts them back on their queue."""
+    dead = "gone:1:aaaaaaaaaaaa"
+    for n in range(count):
+        client.lpush(keys.inprogress(dead), json.dumps(
+            {"class": job_class, "args": [1000 + n], "jid": f"orphan{n}", "queue": "default",
+             "retry": 0, "created_at": time.time()}))
+    client.sadd(keys.inprogress_identities, dead)
+    client.hset(keys.last_beat, dead, int(client.time()[0]) - 10_000)
+
+
 @dataclass
 class Workload:
     """What :func:`run_workload` ran: every run finished before it returned."""
@@ -68,10 +85,11 @@ class Workload:
     fired_cron: bool
 
 
-def run_workload(app: App, *, with_cron: bool = False) -> Workload:
+def run_workload(app: App, *, with_cron: bool = False, orphans: int = 0) -> Workload:
     """Fast (6 runs, queue default), Slow (2 runs of 30 ms, queue low) and Broken (2 runs
-    that fail, no retries: dead); with ``with_cron`` a cron entry fires its catch-up slot."""
-    runs = Countdown(FAST_RUNS + SLOW_RUNS + BROKEN_RUNS + (1 if with_cron else 0))
+    that fail, no retries: dead); with ``with_cron`` a cron entry fires its catch-up slot;
+    ``orphans`` more Fast runs recovered from a dead process (see :func:`leave_orphans`)."""
+    runs = Countdown(FAST_RUNS + SLOW_RUNS + BROKEN_RUNS + (1 if with_cron else 0) + orphans)
 
     @app.job(name="Fast")
     def fast(n: int) -> None:
@@ -99,6 +117,12 @@ def run_workload(app: App, *, with_cron: bool = False) -> Workload:
         slow.perform_async(n)
     for n in range(BROKEN_RUNS):
         broken.perform_async(n)
+    if orphans:
+        client = redis.Redis.from_url(app.settings.redis_url or "")
+        try:
+            leave_orphans(client, KeySchema(app.settings.namespace), "Fast", orphans)
+        finally:
+            client.close()
     with working(app):
         assert runs.done.wait(WAIT), f"only {len(runs.calls)} runs: {runs.calls}"
         deadline = time.monotonic() + WAIT
