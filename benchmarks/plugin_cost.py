@@ -3,8 +3,10 @@
 Runs cogworker (reliable fetch) with the round-trip job and as-shipped logging, once with
 the plugins off and once per ``--variant`` with them on (``--plugin NAME`` for each name),
 round-robin over ``--runs``, against one private Redis, and prints one Markdown table:
-processing rate (jobs/s), Redis commands per job (INFO commandstats, Lua included), worker
-CPU per job, and each variant's ratio to the plugins-off rate::
+processing rate (jobs/s), Redis commands per job while the worker runs (INFO commandstats,
+Lua included), worker CPU per job, each variant's ratio to the plugins-off rate, and the
+enqueue rate of the client that queued the jobs beforehand, one ``perform_async`` each,
+with the same plugins on (what push-side writes cost shows there)::
 
     benchmarks/run plugin-cost --variant metrics
     benchmarks/run plugin-cost --variant metrics --variant metrics,status,history
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import signal
 import statistics
 import sys
@@ -27,9 +30,10 @@ from pathlib import Path
 from benchmarks.catalog import BASELINE, SYSTEMS, System, _cogworker
 from benchmarks.context import commit_line, machine_line, progress
 from benchmarks.environment import BenchEnvironment
-from benchmarks.measure import RunFailedError, RunPlan, run_once
+from benchmarks.measure import RunFailedError, RunPlan, RunResult, run_once
 
 OFF = "off"
+PLUGINS_ENV = "BENCH_COGWORKER_PLUGINS"  # read by benchmarks.systems.cogworker_app
 
 
 def variant_system(plugins: Sequence[str]) -> System:
@@ -40,6 +44,17 @@ def variant_system(plugins: Sequence[str]) -> System:
     extra = [part for name in plugins for part in ("--plugin", name)]
     return dataclasses.replace(base, name=f"{BASELINE}+{','.join(plugins)}",
                                worker_args=_cogworker(*extra))
+
+
+def run_variant(plugins: Sequence[str], env: BenchEnvironment, plan: RunPlan,
+                label: str) -> RunResult:
+    """One run with ``plugins`` on in the worker (``--plugin``) and in the client that
+    enqueues (the app reads :data:`PLUGINS_ENV`), so push-side writes are measured too."""
+    os.environ[PLUGINS_ENV] = ",".join(plugins)
+    try:
+        return run_once(variant_system(plugins), env, plan, label)
+    finally:
+        del os.environ[PLUGINS_ENV]
 
 
 def _parse(argv: Sequence[str]) -> argparse.Namespace:
@@ -69,14 +84,15 @@ def _parse(argv: Sequence[str]) -> argparse.Namespace:
 
 def _row(label: str, results: list[dict[str, float]], base_rate: float | None) -> str:
     if not results:
-        return f"| {label} | failed | | | |"
+        return f"| {label} | failed | | | | |"
     rate = statistics.median(r["process_total"] for r in results)
+    enqueue = statistics.median(r["enqueue_each"] for r in results)
     commands = statistics.median(r["commands"] for r in results)
     cpu = statistics.median(r.get("worker_cpu_us", 0.0) for r in results)
     low, high = min(r["process_total"] for r in results), max(r["process_total"] for r in results)
     ratio = "1.00" if base_rate is None else f"{rate / base_rate:.2f}"
     return (f"| {label} | {rate:,.0f} [{low:,.0f}-{high:,.0f}] | {ratio} | {commands:.2f} "
-            f"| {cpu:,.0f} |")
+            f"| {cpu:,.0f} | {enqueue:,.0f} |")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -97,7 +113,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 label = ",".join(plugins) or OFF
                 progress(f"run {number}/{options.runs}: plugins {label}")
                 try:
-                    run = run_once(variant_system(plugins), env, plan, f"{label}-{number}")
+                    run = run_variant(plugins, env, plan, f"{label}-{number}")
                 except RunFailedError as exc:
                     progress(f"plugins {label}, run {number} failed: {exc}")
                     failed = True
@@ -113,8 +129,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"Redis {version}; N = {options.n:,} jobs, {options.runs} run(s) each, job "
           f"{options.job}, logging {options.logging}; cogworker-reliable, 10 threads\n")
     print("| plugins on | processing (jobs/s) median [min-max] | rate vs off | "
-          "Redis commands/job | worker CPU/job (µs) |")
-    print("|---|---|---|---|---|")
+          "Redis commands/job | worker CPU/job (µs) | enqueue (jobs/s) |")
+    print("|---|---|---|---|---|---|")
     for plugins in variants:
         label = ",".join(plugins) or OFF
         print(_row(label, results[label], None if not plugins else base_rate))
