@@ -70,7 +70,7 @@ def metrics_of(app: App) -> Metrics:
 def metrics_group(ctx: click.Context, /, job_class: str | None, since: str,
                   limit: int | None, as_json: bool, **options: Any) -> None:
     """Per job class and queue over a window: processed, failed, failure %, mean and the
-    estimated p50/p95/p99 run time (the metrics plugin gathers them). ``serve`` runs the
+    estimated p50/p95/p99 run time (the metrics plugin gathers them). `serve` runs the
     Prometheus exporter."""
     if ctx.invoked_subcommand is not None:
         ctx.obj = options
