@@ -57,6 +57,7 @@ BUILTIN_MODULES = {
     "attempts": "cogworker.plugins.attempts",
     "history": "cogworker.plugins.history",
     "otel": "cogworker.plugins.otel",
+    "metrics": "cogworker.plugins.metrics",
 }
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from cogworker.api._source import JobRecord
 from cogworker.api.history import History
+from cogworker.api.metrics import ClassSummary, Metrics, MetricsPoint
 from cogworker.api.processes import Process, ProcessSet, Work, WorkSet
 from cogworker.api.queues import Queue, QueueSummary
 from cogworker.api.sorted_sets import DeadSet, RetrySet, ScheduledSet, SortedEntry, SortedSet
@@ -26,10 +27,13 @@ from cogworker.api.status import JobStatus, job_attempts, job_status, job_status
 Workers = WorkSet
 
 __all__ = [
+    "ClassSummary",
     "DeadSet",
     "History",
     "JobRecord",
     "JobStatus",
+    "Metrics",
+    "MetricsPoint",
     "Process",
     "ProcessSet",
     "Queue",

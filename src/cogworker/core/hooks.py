@@ -60,6 +60,7 @@ NOTIFICATION_HOOKS: frozenset[str] = frozenset(
         "cogworker_retake_periodic_lock",
         "cogworker_touch_periodic_lock",
         "cogworker_release_periodic_lock",
+        "cogworker_periodic_fired",
     }
 )
 
@@ -230,6 +231,11 @@ class Hooks:
     def release_periodic_lock(self, app: PluginHost, job: Payload) -> None:
         """Notification: release a cron job's running lock, owner-checked."""
         self._notify("cogworker_release_periodic_lock", app=app, job=job)
+
+    def periodic_fired(self, app: PluginHost, entry: PeriodicEntry, slot: int,
+                       lag: float) -> None:
+        """Notification: this process pushed the job of a cron slot it claimed."""
+        self._notify("cogworker_periodic_fired", app=app, entry=entry, slot=slot, lag=lag)
 
     # -- lifecycle ---------------------------------------------------------------------
 

@@ -77,6 +77,15 @@ from cogworker.core.broker.history import (
     HistoryStore,
 )
 from cogworker.core.broker.locks import LockClaim, LockPage, LockRecord, LockStore, Relock
+from cogworker.core.broker.metrics import (
+    METRICS,
+    MetricsBatch,
+    MetricsStore,
+    RunningTotals,
+    SeriesKey,
+    Timings,
+    WindowBucket,
+)
 from cogworker.core.broker.periodic import PeriodicStore, running_lock_name
 from cogworker.core.broker.processes import (
     SIGNALS,
@@ -120,6 +129,7 @@ __all__ = [
     "JOB_STATES",
     "LIVE_QUEUE_WINDOW",
     "LOCATE_WINDOW",
+    "METRICS",
     "NO_URL",
     "ORPHAN_COUNTER_TTL",
     "RUN_STATUSES",
@@ -153,6 +163,8 @@ __all__ = [
     "LockPage",
     "LockRecord",
     "LockStore",
+    "MetricsBatch",
+    "MetricsStore",
     "PeriodicStore",
     "ProcessRecord",
     "ProcessRegistry",
@@ -162,8 +174,10 @@ __all__ = [
     "RecoveryReport",
     "Relock",
     "RunningJob",
+    "RunningTotals",
     "SearchHit",
     "SearchPage",
+    "SeriesKey",
     "SetEntry",
     "Sighting",
     "SignalSubscription",
@@ -174,9 +188,11 @@ __all__ = [
     "StatusStore",
     "StepFailure",
     "Subscription",
+    "Timings",
     "UnitOfWork",
     "WakeupListener",
     "Whereabouts",
+    "WindowBucket",
     "WorkRecord",
     "running_lock_name",
     "scheme_owners",

@@ -39,6 +39,7 @@ from cogworker.core.hookspecs.middleware import (
 )
 from cogworker.core.hookspecs.periodic import (
     cogworker_claim_periodic_slot,
+    cogworker_periodic_fired,
     cogworker_release_periodic_lock,
     cogworker_retake_periodic_lock,
     cogworker_rollback_periodic_claim,
@@ -95,6 +96,7 @@ __all__ = [
     "cogworker_make_broker",
     "cogworker_make_fetcher",
     "cogworker_orphans_recovered",
+    "cogworker_periodic_fired",
     "cogworker_release_periodic_lock",
     "cogworker_release_unique_lock",
     "cogworker_requeue_lock",

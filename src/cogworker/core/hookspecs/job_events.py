@@ -175,7 +175,8 @@ def cogworker_orphans_recovered(app: PluginHost, identity: str, count: int,
 
     Failure policy: isolated.
 
-    Implemented by builtin: ``status`` (sets them back to ``queued``, one write).
+    Implemented by builtin: ``status`` (sets them back to ``queued``, one write), metrics
+    (``cogworker_orphans_recovered_total``).
 
     Example::
 

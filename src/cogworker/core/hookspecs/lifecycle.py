@@ -21,7 +21,8 @@ def cogworker_startup(worker: WorkerHandle) -> None:
 
     Failure policy: isolated.
 
-    Implemented by builtin: status, history (each starts its once-a-second writer).
+    Implemented by builtin: status, history, metrics (each starts its once-a-second
+    writer).
 
     Example::
 
@@ -59,7 +60,8 @@ def cogworker_shutdown(worker: WorkerHandle) -> None:
     Failure policy: isolated.
 
     Implemented by builtin: unique, periodic-locks (a last try at deferred releases),
-    status (running jobs become ``interrupted``; its last write), history (its last write).
+    status (running jobs become ``interrupted``; its last write), history, metrics (their
+    last write).
 
     Example::
 

@@ -57,9 +57,9 @@ def cogworker_server_middleware(app: PluginHost) -> ServerMiddleware | None:
 
     Failure policy: an exception from a middleware is the job's failure (retry/dead).
 
-    Implemented by builtin: history (``tryfirst``: the outermost, so it times every run),
-    status (``working``, then ``complete`` or the failure), otel (the ``process <queue>``
-    span).
+    Implemented by builtin: history, metrics (``tryfirst``: outermost, so each times every
+    run), status (``working``, then ``complete`` or the failure), otel (the
+    ``process <queue>`` span).
 
     Example::
 
