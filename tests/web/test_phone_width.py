@@ -110,14 +110,15 @@ def test_every_tab_fits_a_phone(live: LiveServer, new_page: NewPage, dark: bool)
             assert last.is_visible() and last.bounding_box()["width"] > 0, name
 
 
-@pytest.mark.parametrize("width", [820, 1100, 1280])
-def test_every_tab_fits_wider_screens(live: LiveServer, new_page: NewPage, width: int) -> None:
+def test_every_tab_fits_wider_screens(live: LiveServer, new_page: NewPage) -> None:
     """A tablet, a small laptop (below the 1180 px where tables turn into cards) and a
-    desktop."""
-    page = new_page(width=width)
-    for name, path in tabs(live).items():
-        load(page, live.url + path)
-        assert cut_off(page) == [], f"{name} at {width}px"
+    desktop, in one page resized between them."""
+    page = new_page(width=1280)
+    for width in (820, 1100, 1280):
+        page.set_viewport_size({"width": width, "height": 900})
+        for name, path in tabs(live).items():
+            load(page, live.url + path)
+            assert cut_off(page) == [], f"{name} at {width}px"
 
 
 def test_confirmations_open_on_screen(live: LiveServer, new_page: NewPage) -> None:
