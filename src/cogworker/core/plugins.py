@@ -27,7 +27,7 @@ from typing import cast
 
 import pluggy
 
-from cogworker.core import hookspecs
+from cogworker.core import hookspecs, plugin_cache
 from cogworker.core.config_sources import describe_source
 from cogworker.core.errors import (
     PluginConflictError,
@@ -55,21 +55,36 @@ class CatalogEntry:
     """One plugin name and where it comes from; nothing is imported to build it.
 
     ``target`` is the entry point's value (``package.module`` or ``package.module:attr``)
-    or, for a ``module.path:`` plugin, the dotted module path.
+    or, for a ``module.path:`` plugin, the dotted module path. ``folder`` is the
+    distribution's metadata folder (None for a ``module.path:`` plugin).
     """
 
     name: str
     target: str
     distribution: str
     version: str
-    entry_point: importlib.metadata.EntryPoint | None = None
+    folder: str | None = None
+    group: str = ENTRY_POINT_GROUP
+
+    @property
+    def entry_point(self) -> importlib.metadata.EntryPoint | None:
+        """The installed entry point, with its distribution (read from the disk on each
+        call: discovery may have come from the cache); None for a ``module.path:`` one."""
+        if self.distribution == LOCAL_DISTRIBUTION:
+            return None
+        if self.folder is not None:
+            dist = importlib.metadata.Distribution.at(self.folder)
+            for entry_point in dist.entry_points.select(group=self.group, name=self.name):
+                return entry_point
+        return importlib.metadata.EntryPoint(self.name, self.target, self.group)
 
     def load(self) -> object:
         """Import the plugin object; any failure becomes a :class:`PluginLoadError`."""
         try:
-            if self.entry_point is not None:
-                return self.entry_point.load()
-            return importlib.import_module(self.target)
+            if self.distribution == LOCAL_DISTRIBUTION:
+                return importlib.import_module(self.target)
+            # what EntryPoint.load does, without reading the distribution again
+            return importlib.metadata.EntryPoint(self.name, self.target, self.group).load()
         except Exception as exc:
             raise PluginLoadError(self.name, self.distribution, exc) from exc
 
@@ -131,12 +146,15 @@ def is_local_plugin(name: str) -> bool:
 def discover() -> Catalog:
     """Scan the ``cogworker`` entry-point group without importing any plugin.
 
-    Raises :class:`PluginConflictError` when two distributions claim one name, and
-    :class:`PluginError` when one of cogworker's own builtins is missing.
+    The scan's result is cached while the installed distributions are unchanged
+    (:mod:`cogworker.core.plugin_cache`). Raises :class:`PluginConflictError` when two
+    distributions claim one name, and :class:`PluginError` when one of cogworker's own
+    builtins is missing.
     """
     found: dict[str, CatalogEntry] = {}
-    for entry_point in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
-        entry = _entry_from(entry_point)
+    for record in plugin_cache.cached_scan(ENTRY_POINT_GROUP, _scan):
+        entry = CatalogEntry(record.name, record.value, record.distribution, record.version,
+                             record.folder)
         previous = found.get(entry.name)
         if previous is not None and previous.distribution != entry.distribution:
             raise PluginConflictError(
@@ -155,11 +173,28 @@ def discover() -> Catalog:
     return Catalog(found.values())
 
 
-def _entry_from(entry_point: importlib.metadata.EntryPoint) -> CatalogEntry:
-    dist = entry_point.dist
-    distribution = dist.name if dist is not None else "(unknown distribution)"
-    version = dist.version if dist is not None else "-"
-    return CatalogEntry(entry_point.name, entry_point.value, distribution, version, entry_point)
+def _scan() -> list[plugin_cache.EntryPointRecord]:
+    """Every entry point of the group, in ``importlib.metadata``'s order."""
+    records: list[plugin_cache.EntryPointRecord] = []
+    # Each distribution's metadata is parsed once (dist.name and dist.version parse it on
+    # every call); the distribution is kept in the value so that its id stays its own.
+    described: dict[int, tuple[object, str, str, str | None]] = {}
+    for entry_point in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+        dist = entry_point.dist
+        if dist is None:
+            distribution, version, folder = "(unknown distribution)", "-", None
+        else:
+            if id(dist) not in described:
+                metadata = dist.metadata
+                # PathDistribution keeps its folder only as _path; without one (another
+                # kind of distribution) the scan is not cached
+                path = getattr(dist, "_path", None)
+                described[id(dist)] = (dist, metadata["Name"], metadata["Version"],
+                                       str(path) if path is not None else None)
+            _dist, distribution, version, folder = described[id(dist)]
+        records.append(plugin_cache.EntryPointRecord(entry_point.name, entry_point.value,
+                                                     distribution, version, folder))
+    return records
 
 
 # -- 2. activation ---------------------------------------------------------------------
