@@ -31,27 +31,30 @@ from __future__ import annotations
 
 import hashlib
 import importlib.machinery
+import importlib.metadata
 import json
 import os
 import sys
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import astuple, dataclass
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 CACHE_DIR_ENV = "COGWORKER_CACHE_DIR"
 DISABLED = "off"
-FORMAT = 2
+FORMAT = 3
 """Bumped whenever the file's layout changes: an older file is then simply a miss."""
 RACY_SECONDS = 2.0
+KEPT_KEYS = 8
+"""Scans kept per interpreter: each script's folder comes first on ``sys.path``, so a
+project's scripts, its CLI and its tests each have a key of their own."""
 _DIST_FILES = ("", "entry_points.txt", "METADATA", "PKG-INFO")  # "": the folder itself
 
 Stamp = tuple[int, int]
 """(modification time in ns, size) of a file, (-1, -1) when it is missing."""
 
 
-@dataclass(frozen=True, slots=True)
-class EntryPointRecord:
+class EntryPointRecord(NamedTuple):
     """One entry point as the scan found it; ``folder`` is its distribution's metadata
     folder (``*.dist-info``, ``*.egg-info``), None when it is not known."""
 
@@ -62,26 +65,51 @@ class EntryPointRecord:
     folder: str | None
 
 
-def cached_scan(group: str, scan: Callable[[], list[EntryPointRecord]],
-                environ: Mapping[str, str] = os.environ) -> list[EntryPointRecord]:
-    """``scan()``'s records for ``group``, from the cache when the environment is unchanged."""
+def cached_scan(group: str, environ: Mapping[str, str] = os.environ) -> list[EntryPointRecord]:
+    """:func:`scan`'s records for ``group``, from the cache while the environment is
+    unchanged."""
     folder = cache_dir(environ)
     if folder is None or _other_distribution_finders():
-        return scan()
+        return scan(group)
     path = folder / f"entry-points-{_digest(FORMAT, sys.executable, sys.prefix, group)}.json"
     started = time.time_ns()
     key = path_key(sys.path)
-    cached = _read(path, key)
+    kept = _read(path)
+    cached = _valid(kept.get(key.digest))
     if cached is not None:
         return cached
-    records = scan()
+    records = scan(group)
     folders = {record.folder for record in records}
     if None in folders:
         return records  # a distribution whose files cannot be checked: not cached
     members = {name: _stamps(name) for name in sorted(f for f in folders if f is not None)}
     stamps = [stamp for by_file in members.values() for stamp in by_file] + key.stamps
     if max((mtime for mtime, _size in stamps), default=0) < started - RACY_SECONDS * 1e9:
-        _write(path, key.digest, members, records)
+        _write(path, key.digest, members, records, kept)
+    return records
+
+
+def scan(group: str) -> list[EntryPointRecord]:
+    """Every entry point of ``group``, in ``importlib.metadata``'s order."""
+    records: list[EntryPointRecord] = []
+    # Each distribution's metadata is parsed once (dist.name and dist.version parse it on
+    # every call); the distribution is kept in the value so that its id stays its own.
+    described: dict[int, tuple[object, str, str, str | None]] = {}
+    for entry_point in importlib.metadata.entry_points(group=group):
+        dist = entry_point.dist
+        if dist is None:
+            distribution, version, folder = "(unknown distribution)", "-", None
+        else:
+            if id(dist) not in described:
+                metadata = dist.metadata
+                # PathDistribution keeps its folder only as _path; without one (another
+                # kind of distribution) the scan is not cached
+                path = getattr(dist, "_path", None)
+                described[id(dist)] = (dist, metadata["Name"], metadata["Version"],
+                                       str(path) if path is not None else None)
+            _dist, distribution, version, folder = described[id(dist)]
+        records.append(EntryPointRecord(entry_point.name, entry_point.value, distribution,
+                                        version, folder))
     return records
 
 
@@ -100,8 +128,7 @@ def cache_dir(environ: Mapping[str, str] = os.environ) -> Path | None:
     return Path(home) / ".cache" / "cogworker" if home else None
 
 
-@dataclass(frozen=True, slots=True)
-class PathKey:
+class PathKey(NamedTuple):
     """The interpreter, the path entries and their stamps, hashed (``digest``)."""
 
     digest: str
@@ -137,31 +164,44 @@ def _digest(*parts: object) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:32]
 
 
-def _read(path: Path, key: PathKey) -> list[EntryPointRecord] | None:
+def _read(path: Path) -> dict[str, object]:
+    """The kept scans by key, most recent first; {} when missing, unreadable or stale."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-        if data.get("format") != FORMAT or data.get("key") != key.digest:
-            return None
-        for folder, stamps in data["members"].items():
+        if isinstance(data, dict) and data.get("format") == FORMAT:
+            scans = data["scans"]
+            return scans if isinstance(scans, dict) else {}
+    except (OSError, ValueError, KeyError):
+        pass
+    return {}
+
+
+def _valid(scan: object) -> list[EntryPointRecord] | None:
+    """The records of a kept scan whose plugin distributions are unchanged, else None."""
+    try:
+        for folder, stamps in scan["members"].items():  # type: ignore[index]
             if _stamps(folder) != [tuple(stamp) for stamp in stamps]:
                 return None  # a plugin's distribution was rewritten in place
-        return [EntryPointRecord(*fields) for fields in data["entry_points"]]
-    except (OSError, ValueError, TypeError, KeyError, AttributeError):
-        return None  # missing, unreadable or malformed: the scan decides
+        return [EntryPointRecord(*fields) for fields in scan["entry_points"]]  # type: ignore[index]
+    except (TypeError, KeyError, AttributeError, ValueError):
+        return None  # none kept (None), or malformed: the scan decides
 
 
 def _write(path: Path, digest: str, members: Mapping[str, list[Stamp]],
-           records: Iterable[EntryPointRecord]) -> None:
+           records: Iterable[EntryPointRecord], kept: Mapping[str, object]) -> None:
     import tempfile  # only a miss writes: kept off the path of a hit
 
-    data = {"format": FORMAT, "key": digest, "members": members,
-            "entry_points": [list(astuple(record)) for record in records]}
+    scans: dict[str, object] = {digest: {"members": members,
+                                         "entry_points": [list(record)
+                                                          for record in records]}}
+    scans.update((key, scan) for key, scan in list(kept.items())[:KEPT_KEYS - 1]
+                 if key != digest)
     try:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".entry-points-")
         try:
             with os.fdopen(handle, "w", encoding="utf-8") as file:
-                json.dump(data, file)
+                json.dump({"format": FORMAT, "scans": scans}, file)
             os.replace(temporary, path)  # readers see the old file or the new, never half
         except BaseException:
             os.unlink(temporary)

@@ -22,8 +22,7 @@ import importlib
 import importlib.metadata
 import logging
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
-from typing import cast
+from typing import NamedTuple, cast
 
 import pluggy
 
@@ -50,8 +49,7 @@ LOCAL_DISTRIBUTION = "(local module)"
 FETCHER_HOOK = "cogworker_make_fetcher"
 
 
-@dataclass(frozen=True, slots=True)
-class CatalogEntry:
+class CatalogEntry(NamedTuple):
     """One plugin name and where it comes from; nothing is imported to build it.
 
     ``target`` is the entry point's value (``package.module`` or ``package.module:attr``)
@@ -119,8 +117,7 @@ class Catalog(Mapping[str, CatalogEntry]):
             raise PluginNotFoundError(name, self, close[0] if close else None) from None
 
 
-@dataclass(frozen=True, slots=True)
-class PluginInfo:
+class PluginInfo(NamedTuple):
     """One line of ``cogworker plugins``: ``hooks`` is empty for inactive plugins."""
 
     name: str
@@ -152,7 +149,7 @@ def discover() -> Catalog:
     builtins is missing.
     """
     found: dict[str, CatalogEntry] = {}
-    for record in plugin_cache.cached_scan(ENTRY_POINT_GROUP, _scan):
+    for record in plugin_cache.cached_scan(ENTRY_POINT_GROUP):
         entry = CatalogEntry(record.name, record.value, record.distribution, record.version,
                              record.folder)
         previous = found.get(entry.name)
@@ -171,30 +168,6 @@ def discover() -> Catalog:
             "that dropped entry_points.txt). Reinstall cogworker, e.g. pip install -e ."
         )
     return Catalog(found.values())
-
-
-def _scan() -> list[plugin_cache.EntryPointRecord]:
-    """Every entry point of the group, in ``importlib.metadata``'s order."""
-    records: list[plugin_cache.EntryPointRecord] = []
-    # Each distribution's metadata is parsed once (dist.name and dist.version parse it on
-    # every call); the distribution is kept in the value so that its id stays its own.
-    described: dict[int, tuple[object, str, str, str | None]] = {}
-    for entry_point in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
-        dist = entry_point.dist
-        if dist is None:
-            distribution, version, folder = "(unknown distribution)", "-", None
-        else:
-            if id(dist) not in described:
-                metadata = dist.metadata
-                # PathDistribution keeps its folder only as _path; without one (another
-                # kind of distribution) the scan is not cached
-                path = getattr(dist, "_path", None)
-                described[id(dist)] = (dist, metadata["Name"], metadata["Version"],
-                                       str(path) if path is not None else None)
-            _dist, distribution, version, folder = described[id(dist)]
-        records.append(plugin_cache.EntryPointRecord(entry_point.name, entry_point.value,
-                                                     distribution, version, folder))
-    return records
 
 
 # -- 2. activation ---------------------------------------------------------------------

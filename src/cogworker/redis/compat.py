@@ -131,11 +131,13 @@ def check_redis_py(pool: Any) -> None:
 
     Nothing connects: the connection is only built. Raises :class:`DependencyError`.
     """
-    found = installed()
-    if found.release < REDIS_PY_FLOOR:
-        raise _incompatible(f"cogworker needs redis-py {FLOOR_TEXT} or newer", found=found)
+    # hiredis's version (its metadata, read from the disk) only for the messages
+    release = RedisPy(str(redis.__version__), None, False).release
+    if release < REDIS_PY_FLOOR:
+        raise _incompatible(f"cogworker needs redis-py {FLOOR_TEXT} or newer")
     resp2_connection(pool)
-    if found.release[0] > NEWEST_TESTED_MAJOR:
+    if release[0] > NEWEST_TESTED_MAJOR:
+        found = installed()
         _warn_once(
             found.version,
             "%s is newer than any redis-py cogworker is tested with (%s to %d.x); it may "
