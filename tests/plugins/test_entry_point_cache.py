@@ -108,6 +108,34 @@ def test_an_uninstalled_plugin_is_gone(fake_site: FakeSite) -> None:
 
 
 @pytest.mark.usefixtures("cache_dir")
+def test_files_coming_and_going_beside_no_distribution_keep_the_cache(
+        fake_site: FakeSite, scans: list[str]) -> None:
+    install_acme(fake_site)
+    age(fake_site.root)
+    discover()
+
+    (fake_site.root / "app.log").write_text("a script's folder changes all the time\n",
+                                            encoding="utf-8")
+
+    assert "acme-fetch" in discover()
+    assert "acme-fetch" in discover()
+    assert len(scans) == 1
+
+
+@pytest.mark.usefixtures("cache_dir")
+def test_a_reinstall_of_the_same_version_that_adds_a_plugin_is_seen(
+        fake_site: FakeSite) -> None:
+    fake_site.add_distribution("my-app", {}, version="1.0")  # no cogworker plugin yet
+    age(fake_site.root)
+    assert "my-plugin" not in discover()
+
+    shutil.rmtree(fake_site.root / "my_app-1.0.dist-info")  # what pip install -e . does
+    fake_site.add_distribution("my-app", {"my-plugin": "my_app.plugin"}, version="1.0")
+
+    assert discover()["my-plugin"].distribution == "my-app"
+
+
+@pytest.mark.usefixtures("cache_dir")
 def test_entry_points_rewritten_in_place_are_read_again(fake_site: FakeSite) -> None:
     install_acme(fake_site)
     age(fake_site.root)
@@ -150,7 +178,8 @@ def test_a_damaged_cache_file_is_scanned_over(
     age(fake_site.root)
     discover()
     [cache_file] = cache_dir.glob("*.json")
-    cache_file.write_text('{"format": 3, "scans": {"', encoding="utf-8")
+    cache_file.write_text('{"format": %d, "scans": {"' % plugin_cache.FORMAT,
+                          encoding="utf-8")
 
     assert "acme-fetch" in discover()
     assert len(scans) == 2

@@ -3,28 +3,31 @@
 ``importlib.metadata.entry_points()`` reads the ``entry_points.txt`` of every installed
 distribution and parses the metadata of those it keeps: tens of milliseconds in an ordinary
 environment, paid by the first push of every short-lived process. The result depends only
-on the distributions found on ``sys.path``, so it is kept in a small JSON file, used while:
+on the distributions found on ``sys.path``, so it is kept in a small JSON file, one scan
+per ``sys.path`` (each script's folder comes first on it), used while:
 
 * the interpreter (``sys.version``, ``sys.prefix``) and the ``sys.path`` entries, in order,
-  are the same, and so is each entry's modification time (or a zip file's time and size):
-  an installer adds or removes a ``*.dist-info`` folder there, which changes it, and an
-  upgrade replaces the folder;
+  are the same;
+* each entry's modification time is the same, or, where it changed (a script's folder
+  where files come and go), its distribution folders (``*.dist-info``, ``*.egg-info``) are
+  the same names with the same times: an installer adds, removes or replaces such a folder
+  (a reinstall of the same version makes a new one); a zip file must keep its time and size;
 * the folder, ``entry_points.txt`` and metadata file of every distribution that provided
   an entry point are as they were (time and size), so a file rewritten in place (an
   egg-info regenerated in a checkout) is seen too.
 
-Checking that costs one ``stat`` per path entry and a few per plugin distribution, against
-reading every distribution's files. What it cannot see is a file edited in place that
-*adds* the group to a distribution that had none, with nothing created or removed beside
-it: no installer does that; after such a hand edit, run once with ``COGWORKER_CACHE_DIR=off``.
+That costs a ``stat`` per path entry and a few per plugin distribution, against reading
+every distribution's files. What it cannot see is a file edited in place that *adds* the
+group to a distribution that had none, with nothing created or removed beside it: no
+installer does that; after such a hand edit, run once with ``COGWORKER_CACHE_DIR=off``.
 
-A key with a time less than :data:`RACY_SECONDS` old is never stored (a file changed twice
-within one tick of the file system's clock could keep its time: a scan made while an
-install is still writing is not kept). The cache is skipped when a finder other than the
-standard path finder can supply distributions, or a distribution's folder is not known;
-every failure to read or write the file falls back to the scan. ``COGWORKER_CACHE_DIR``
-moves the folder (default: ``$XDG_CACHE_HOME/cogworker``, else ``~/.cache/cogworker``;
-``%LOCALAPPDATA%`` on Windows); ``off`` turns the cache off.
+A time less than :data:`RACY_SECONDS` old is never trusted (a file changed twice within
+one tick of the file system's clock could keep its time): such an entry is listed again
+next time, and a scan that read plugin files that young is not stored. The cache is
+skipped when a finder other than the standard path finder can supply distributions, or a
+distribution's folder is not known; a failure to read or write the file falls back to the
+scan. ``COGWORKER_CACHE_DIR`` moves the folder (default: ``$XDG_CACHE_HOME/cogworker``,
+else ``~/.cache/cogworker``; ``%LOCALAPPDATA%`` on Windows); ``off`` turns it off.
 """
 
 from __future__ import annotations
@@ -36,19 +39,20 @@ import json
 import os
 import sys
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
 CACHE_DIR_ENV = "COGWORKER_CACHE_DIR"
 DISABLED = "off"
-FORMAT = 3
+FORMAT = 4
 """Bumped whenever the file's layout changes: an older file is then simply a miss."""
 RACY_SECONDS = 2.0
 KEPT_KEYS = 8
 """Scans kept per interpreter: each script's folder comes first on ``sys.path``, so a
 project's scripts, its CLI and its tests each have a key of their own."""
 _DIST_FILES = ("", "entry_points.txt", "METADATA", "PKG-INFO")  # "": the folder itself
+_DIST_SUFFIXES = (".dist-info", ".egg-info")
 
 Stamp = tuple[int, int]
 """(modification time in ns, size) of a file, (-1, -1) when it is missing."""
@@ -72,20 +76,27 @@ def cached_scan(group: str, environ: Mapping[str, str] = os.environ) -> list[Ent
     if folder is None or _other_distribution_finders():
         return scan(group)
     path = folder / f"entry-points-{_digest(FORMAT, sys.executable, sys.prefix, group)}.json"
-    started = time.time_ns()
-    key = path_key(sys.path)
+    key = _digest(sys.version, sys.prefix, *sys.path)
     kept = _read(path)
-    cached = _valid(kept.get(key.digest))
-    if cached is not None:
+    saved = kept.get(key)
+    entries = _current_entries(sys.path, saved)
+    cached = _valid(saved) if entries is not None else None
+    if cached is not None and entries is not None:
+        if entries != saved["entries"]:  # type: ignore[index]  # an entry's time moved on
+            _write(path, key, {**saved, "entries": entries}, kept)  # type: ignore[dict-item]
         return cached
+    started = time.time_ns()
+    entries = [_entry_state(entry or ".", started) for entry in sys.path]
     records = scan(group)
     folders = {record.folder for record in records}
     if None in folders:
         return records  # a distribution whose files cannot be checked: not cached
     members = {name: _stamps(name) for name in sorted(f for f in folders if f is not None)}
-    stamps = [stamp for by_file in members.values() for stamp in by_file] + key.stamps
-    if max((mtime for mtime, _size in stamps), default=0) < started - RACY_SECONDS * 1e9:
-        _write(path, key.digest, members, records, kept)
+    newest = max((mtime for by_file in members.values() for mtime, _ in by_file), default=0)
+    if newest < started - RACY_SECONDS * 1e9:
+        scan_data = {"entries": entries, "members": members,
+                     "entry_points": [list(record) for record in records]}
+        _write(path, key, scan_data, kept)
     return records
 
 
@@ -128,17 +139,50 @@ def cache_dir(environ: Mapping[str, str] = os.environ) -> Path | None:
     return Path(home) / ".cache" / "cogworker" if home else None
 
 
-class PathKey(NamedTuple):
-    """The interpreter, the path entries and their stamps, hashed (``digest``)."""
-
-    digest: str
-    stamps: list[Stamp]
+EntryState = list[object]
+"""``[stamp or None, {distribution folder name: stamp} or None]`` of one ``sys.path``
+entry, as JSON keeps it: None where it was too young to be trusted."""
 
 
-def path_key(entries: Sequence[str]) -> PathKey:
-    """The key of the distributions on ``entries`` (``sys.path``: ``""`` is the cwd)."""
-    stamps = [_stamp(entry or ".") for entry in entries]
-    return PathKey(_digest(sys.version, sys.prefix, *entries, *map(str, stamps)), stamps)
+def _entry_state(entry: str, now: int) -> EntryState:
+    limit = now - RACY_SECONDS * 1e9
+    stamp = _stamp(entry)
+    folders: dict[str, list[int]] | None = _dist_folders(entry)
+    if folders and any(mtime >= limit for mtime, _size in folders.values()):
+        folders = None  # a folder that young may change again unseen: scan next time
+    return [list(stamp) if stamp[0] < limit else None, folders]
+
+
+def _dist_folders(entry: str) -> dict[str, list[int]]:
+    """Each ``*.dist-info`` / ``*.egg-info`` folder of ``entry`` and its stamp ({} for a
+    file or a missing entry)."""
+    try:
+        with os.scandir(entry) as children:
+            names = [child.name for child in children if child.name.endswith(_DIST_SUFFIXES)]
+    except OSError:  # a zip file, or missing: its own stamp decides
+        return {}
+    return {name: list(_stamp(os.path.join(entry, name))) for name in sorted(names)}
+
+
+def _current_entries(path: Sequence[str], saved: object) -> list[EntryState] | None:
+    """The saved entry states, refreshed where an entry's time moved on without a change
+    to its distribution folders; None when a distribution may have come, gone or changed."""
+    try:
+        states: list[EntryState] = list(saved["entries"])  # type: ignore[index]
+    except (TypeError, KeyError):
+        return None
+    if len(states) != len(path):
+        return None
+    now = time.time_ns()
+    for index, entry in enumerate(path):
+        trusted, folders = states[index]
+        stamp = _stamp(entry or ".")
+        if trusted is not None and list(stamp) == trusted:
+            continue
+        if not os.path.isdir(entry or ".") or _dist_folders(entry or ".") != folders:
+            return None
+        states[index] = _entry_state(entry or ".", now)
+    return states
 
 
 def _other_distribution_finders() -> bool:
@@ -187,15 +231,13 @@ def _valid(scan: object) -> list[EntryPointRecord] | None:
         return None  # none kept (None), or malformed: the scan decides
 
 
-def _write(path: Path, digest: str, members: Mapping[str, list[Stamp]],
-           records: Iterable[EntryPointRecord], kept: Mapping[str, object]) -> None:
+def _write(path: Path, key: str, scan_data: Mapping[str, object],
+           kept: Mapping[str, object]) -> None:
     import tempfile  # only a miss writes: kept off the path of a hit
 
-    scans: dict[str, object] = {digest: {"members": members,
-                                         "entry_points": [list(record)
-                                                          for record in records]}}
-    scans.update((key, scan) for key, scan in list(kept.items())[:KEPT_KEYS - 1]
-                 if key != digest)
+    scans: dict[str, object] = {key: scan_data}
+    scans.update((other, data) for other, data in list(kept.items())[:KEPT_KEYS - 1]
+                 if other != key)
     try:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".entry-points-")
