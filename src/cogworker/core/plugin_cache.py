@@ -38,6 +38,7 @@ import importlib.metadata
 import json
 import os
 import sys
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -45,7 +46,7 @@ from typing import NamedTuple
 
 CACHE_DIR_ENV = "COGWORKER_CACHE_DIR"
 DISABLED = "off"
-FORMAT = 4
+FORMAT = 5
 """Bumped whenever the file's layout changes: an older file is then simply a miss."""
 RACY_SECONDS = 2.0
 KEPT_KEYS = 8
@@ -82,7 +83,9 @@ def cached_scan(group: str, environ: Mapping[str, str] = os.environ) -> list[Ent
     entries = _current_entries(sys.path, saved)
     cached = _valid(saved) if entries is not None else None
     if cached is not None and entries is not None:
-        if entries != saved["entries"]:  # type: ignore[index]  # an entry's time moved on
+        moved = [state for state, before in zip(entries, saved["entries"],  # type: ignore[index]
+                                                strict=True) if state != before]
+        if any(folders != _NO_FOLDERS for _stamp, folders in moved):  # spare their stats
             _write(path, key, {**saved, "entries": entries}, kept)  # type: ignore[dict-item]
         return cached
     started = time.time_ns()
@@ -140,28 +143,30 @@ def cache_dir(environ: Mapping[str, str] = os.environ) -> Path | None:
 
 
 EntryState = list[object]
-"""``[stamp or None, {distribution folder name: stamp} or None]`` of one ``sys.path``
-entry, as JSON keeps it: None where it was too young to be trusted."""
+"""``[stamp or None, digest of its distribution folders' names and stamps or None]`` of
+one ``sys.path`` entry, as JSON keeps it: None where it was too young to be trusted."""
 
 
 def _entry_state(entry: str, now: int) -> EntryState:
+    """The state of ``entry`` as :data:`EntryState` says, at ``now`` (ns)."""
     limit = now - RACY_SECONDS * 1e9
     stamp = _stamp(entry)
-    folders: dict[str, list[int]] | None = _dist_folders(entry)
-    if folders and any(mtime >= limit for mtime, _size in folders.values()):
-        folders = None  # a folder that young may change again unseen: scan next time
-    return [list(stamp) if stamp[0] < limit else None, folders]
+    folders = _dist_folders(entry)
+    young = any(mtime >= limit for _name, (mtime, _size) in folders)
+    # a folder that young may change again unseen: None makes the next process scan
+    return [list(stamp) if stamp[0] < limit else None,
+            None if young else _digest(*(item for pair in folders for item in pair))]
 
 
-def _dist_folders(entry: str) -> dict[str, list[int]]:
-    """Each ``*.dist-info`` / ``*.egg-info`` folder of ``entry`` and its stamp ({} for a
-    file or a missing entry)."""
+def _dist_folders(entry: str) -> list[tuple[str, Stamp]]:
+    """Each ``*.dist-info`` / ``*.egg-info`` folder of ``entry`` with its stamp, by name
+    ([] for a file or a missing entry)."""
     try:
         with os.scandir(entry) as children:
             names = [child.name for child in children if child.name.endswith(_DIST_SUFFIXES)]
     except OSError:  # a zip file, or missing: its own stamp decides
-        return {}
-    return {name: list(_stamp(os.path.join(entry, name))) for name in sorted(names)}
+        return []
+    return [(name, _stamp(os.path.join(entry, name))) for name in sorted(names)]
 
 
 def _current_entries(path: Sequence[str], saved: object) -> list[EntryState] | None:
@@ -179,9 +184,12 @@ def _current_entries(path: Sequence[str], saved: object) -> list[EntryState] | N
         stamp = _stamp(entry or ".")
         if trusted is not None and list(stamp) == trusted:
             continue
-        if not os.path.isdir(entry or ".") or _dist_folders(entry or ".") != folders:
+        if not os.path.isdir(entry or "."):
             return None
-        states[index] = _entry_state(entry or ".", now)
+        state = _entry_state(entry or ".", now)
+        if folders is None or state[1] != folders:
+            return None
+        states[index] = state
     return states
 
 
@@ -233,16 +241,14 @@ def _valid(scan: object) -> list[EntryPointRecord] | None:
 
 def _write(path: Path, key: str, scan_data: Mapping[str, object],
            kept: Mapping[str, object]) -> None:
-    import tempfile  # only a miss writes: kept off the path of a hit
-
     scans: dict[str, object] = {key: scan_data}
     scans.update((other, data) for other, data in list(kept.items())[:KEPT_KEYS - 1]
                  if other != key)
     try:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".entry-points-")
+        temporary = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}")
         try:
-            with os.fdopen(handle, "w", encoding="utf-8") as file:
+            with open(temporary, "w", encoding="utf-8") as file:
                 json.dump({"format": FORMAT, "scans": scans}, file)
             os.replace(temporary, path)  # readers see the old file or the new, never half
         except BaseException:
@@ -250,3 +256,6 @@ def _write(path: Path, key: str, scan_data: Mapping[str, object],
             raise
     except OSError:
         pass  # a read-only home: every process scans, as without a cache
+
+
+_NO_FOLDERS = _digest()  # an entry without distributions (a script's folder, mostly)

@@ -117,6 +117,20 @@ def resp2_connection(pool: Any) -> Any:
     return connection
 
 
+def driver_options() -> dict[str, Any]:
+    """The connection setting that names redis-py's version without reading its metadata.
+
+    From the redis-py that has ``driver_info`` (8.x), every new connection otherwise reads
+    redis-py's version from its installed metadata (a file read and an e-mail header parse:
+    milliseconds of a fresh process's first push); older ones read it once, at import.
+    """
+    try:
+        from redis.driver_info import DriverInfo
+    except ImportError:
+        return {}
+    return {"driver_info": DriverInfo(lib_version=str(redis.__version__))}
+
+
 def _notifications_off() -> dict[str, Any]:
     """The setting that turns maintenance notifications off, where redis-py has them."""
     try:
