@@ -44,7 +44,7 @@ def scans(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     real = importlib.metadata.entry_points
     calls: list[str] = []
 
-    def counted(**selection: str) -> importlib.metadata.EntryPoints:
+    def counted(**selection: str) -> object:
         calls.append(selection.get("group", ""))
         return real(**selection)
 
@@ -178,8 +178,7 @@ def test_a_damaged_cache_file_is_scanned_over(
     age(fake_site.root)
     discover()
     [cache_file] = cache_dir.glob("*.json")
-    cache_file.write_text('{"format": %d, "scans": {"' % plugin_cache.FORMAT,
-                          encoding="utf-8")
+    cache_file.write_text(f'{{"format": {plugin_cache.FORMAT}, "scans": {{"', encoding="utf-8")
 
     assert "acme-fetch" in discover()
     assert len(scans) == 2
