@@ -41,14 +41,14 @@ def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 @pytest.fixture
 def scans(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Records each real scan of the entry points (by group)."""
-    real = importlib.metadata.entry_points
+    real = plugin_cache.scan
     calls: list[str] = []
 
-    def counted(**selection: str) -> object:
-        calls.append(selection.get("group", ""))
-        return real(**selection)
+    def counted(group: str) -> list[plugin_cache.EntryPointRecord]:
+        calls.append(group)
+        return real(group)
 
-    monkeypatch.setattr(importlib.metadata, "entry_points", counted)
+    monkeypatch.setattr(plugin_cache, "scan", counted)
     return calls
 
 
@@ -94,6 +94,22 @@ def test_a_plugin_installed_after_the_scan_is_found(
 
     assert discover()["acme-fetch"].target == "acme.fetch"
     assert len(scans) == 2
+
+
+@pytest.mark.usefixtures("cache_dir")
+def test_a_replaced_entry_points_function_is_never_hidden_by_the_cache(
+        fake_site: FakeSite, monkeypatch: pytest.MonkeyPatch) -> None:
+    age(fake_site.root)
+    discover()  # cached: nothing changes on the disk from here on
+    real = importlib.metadata.entry_points
+    extra = importlib.metadata.EntryPoint("faked", "faked.module", "cogworker")
+
+    def with_a_fake(**selection: str) -> list[importlib.metadata.EntryPoint]:
+        return [*real(**selection), extra]
+
+    monkeypatch.setattr(importlib.metadata, "entry_points", with_a_fake)
+
+    assert discover()["faked"].target == "faked.module"
 
 
 @pytest.mark.usefixtures("cache_dir")

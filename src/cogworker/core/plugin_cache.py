@@ -24,8 +24,9 @@ installer does that; after such a hand edit, run once with ``COGWORKER_CACHE_DIR
 A time less than :data:`RACY_SECONDS` old is never trusted (a file changed twice within
 one tick of the file system's clock could keep its time): such an entry is listed again
 next time, and a scan that read plugin files that young is not stored. The cache is
-skipped when a finder other than the standard path finder can supply distributions, or a
-distribution's folder is not known; a failure to read or write the file falls back to the
+skipped when a finder other than the standard path finder can supply distributions, when
+``importlib.metadata.entry_points`` was replaced (a test's fake), or when a distribution's
+folder is not known; a failure to read or write the file falls back to the
 scan. ``COGWORKER_CACHE_DIR`` moves the folder (default: ``$XDG_CACHE_HOME/cogworker``,
 else ``~/.cache/cogworker``; ``%LOCALAPPDATA%`` on Windows); ``off`` turns it off.
 """
@@ -74,7 +75,7 @@ def cached_scan(group: str, environ: Mapping[str, str] = os.environ) -> list[Ent
     """:func:`scan`'s records for ``group``, from the cache while the environment is
     unchanged."""
     folder = cache_dir(environ)
-    if folder is None or _other_distribution_finders():
+    if folder is None or _other_distribution_finders() or _entry_points_replaced():
         return scan(group)
     path = folder / f"entry-points-{_digest(FORMAT, sys.executable, sys.prefix, group)}.json"
     key = _digest(sys.version, sys.prefix, *sys.path)
@@ -193,6 +194,12 @@ def _current_entries(path: Sequence[str], saved: object) -> list[EntryState] | N
     return states
 
 
+def _entry_points_replaced() -> bool:
+    """True when something (a test, a tool) put its own ``entry_points`` in place: it
+    decides the plugins then, and a cached scan would hide it."""
+    return importlib.metadata.entry_points is not _ENTRY_POINTS
+
+
 def _other_distribution_finders() -> bool:
     """True when a finder besides the standard path finder may supply distributions."""
     return any(hasattr(finder, "find_distributions")
@@ -259,3 +266,4 @@ def _write(path: Path, key: str, scan_data: Mapping[str, object],
 
 
 _NO_FOLDERS = _digest()  # an entry without distributions (a script's folder, mostly)
+_ENTRY_POINTS = importlib.metadata.entry_points
