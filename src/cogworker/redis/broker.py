@@ -239,7 +239,7 @@ class RedisBroker:
 
     def extension(self, key: Extension[T]) -> T | None:
         """The optional facet ``key`` names (:mod:`cogworker.redis.extensions`), or None."""
-        return self._extensions().get(key)  # type: ignore[return-value]  # declared with it
+        return self._extensions().get(key)  # type: ignore[return-value]  # keyed with its type
 
     def close(self) -> None:
         """Disconnect every pooled and push connection (they reopen if used again)."""

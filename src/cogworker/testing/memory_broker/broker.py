@@ -127,7 +127,7 @@ class MemoryBroker:
     def extension(self, key: Extension[T]) -> T | None:
         """The optional facet ``key`` names (:mod:`~cogworker.testing.memory_broker.extensions`),
         or None."""
-        return self._extensions.get(key)  # type: ignore[return-value]  # declared with it
+        return self._extensions.get(key)  # type: ignore[return-value]  # keyed with its type
 
     def close(self) -> None:
         """Nothing to release: the state stays, and the broker works on afterwards."""
