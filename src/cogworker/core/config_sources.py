@@ -41,6 +41,7 @@ NON_SETTING_ENV_VARS = frozenset(
         "COGWORKER_COUNT",
         "COGWORKER_RELOAD",
         "COGWORKER_SESSION_SECRET",
+        "COGWORKER_CACHE_DIR",  # the plugin scan's cache (core/plugin_cache.py)
     }
 )
 NON_SETTING_ENV_PREFIXES = ("COGWORKER_TEST_", "COGWORKER_EXAMPLE_")

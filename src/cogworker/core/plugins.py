@@ -22,12 +22,11 @@ import importlib
 import importlib.metadata
 import logging
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
-from typing import cast
+from typing import NamedTuple, cast
 
 import pluggy
 
-from cogworker.core import hookspecs
+from cogworker.core import hookspecs, plugin_cache
 from cogworker.core.config_sources import describe_source
 from cogworker.core.errors import (
     PluginConflictError,
@@ -51,26 +50,40 @@ LOCAL_DISTRIBUTION = "(local module)"
 FETCHER_HOOK = "cogworker_make_fetcher"
 
 
-@dataclass(frozen=True, slots=True)
-class CatalogEntry:
+class CatalogEntry(NamedTuple):
     """One plugin name and where it comes from; nothing is imported to build it.
 
     ``target`` is the entry point's value (``package.module`` or ``package.module:attr``)
-    or, for a ``module.path:`` plugin, the dotted module path.
+    or, for a ``module.path:`` plugin, the dotted module path. ``folder`` is the
+    distribution's metadata folder (None for a ``module.path:`` plugin).
     """
 
     name: str
     target: str
     distribution: str
     version: str
-    entry_point: importlib.metadata.EntryPoint | None = None
+    folder: str | None = None
+    group: str = ENTRY_POINT_GROUP
+
+    @property
+    def entry_point(self) -> importlib.metadata.EntryPoint | None:
+        """The installed entry point, with its distribution (read from the disk on each
+        call: discovery may have come from the cache); None for a ``module.path:`` one."""
+        if self.distribution == LOCAL_DISTRIBUTION:
+            return None
+        if self.folder is not None:
+            dist = importlib.metadata.Distribution.at(self.folder)
+            for entry_point in dist.entry_points.select(group=self.group, name=self.name):
+                return entry_point
+        return importlib.metadata.EntryPoint(self.name, self.target, self.group)
 
     def load(self) -> object:
         """Import the plugin object; any failure becomes a :class:`PluginLoadError`."""
         try:
-            if self.entry_point is not None:
-                return self.entry_point.load()
-            return importlib.import_module(self.target)
+            if self.distribution == LOCAL_DISTRIBUTION:
+                return importlib.import_module(self.target)
+            # what EntryPoint.load does, without reading the distribution again
+            return importlib.metadata.EntryPoint(self.name, self.target, self.group).load()
         except Exception as exc:
             raise PluginLoadError(self.name, self.distribution, exc) from exc
 
@@ -105,8 +118,7 @@ class Catalog(Mapping[str, CatalogEntry]):
             raise PluginNotFoundError(name, self, close[0] if close else None) from None
 
 
-@dataclass(frozen=True, slots=True)
-class PluginInfo:
+class PluginInfo(NamedTuple):
     """One line of ``cogworker plugins``: ``hooks`` is empty for inactive plugins."""
 
     name: str
@@ -132,12 +144,15 @@ def is_local_plugin(name: str) -> bool:
 def discover() -> Catalog:
     """Scan the ``cogworker`` entry-point group without importing any plugin.
 
-    Raises :class:`PluginConflictError` when two distributions claim one name, and
-    :class:`PluginError` when one of cogworker's own builtins is missing.
+    The scan's result is cached while the installed distributions are unchanged
+    (:mod:`cogworker.core.plugin_cache`). Raises :class:`PluginConflictError` when two
+    distributions claim one name, and :class:`PluginError` when one of cogworker's own
+    builtins is missing.
     """
     found: dict[str, CatalogEntry] = {}
-    for entry_point in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
-        entry = _entry_from(entry_point)
+    for record in plugin_cache.cached_scan(ENTRY_POINT_GROUP):
+        entry = CatalogEntry(record.name, record.value, record.distribution, record.version,
+                             record.folder)
         previous = found.get(entry.name)
         if previous is not None and previous.distribution != entry.distribution:
             raise PluginConflictError(
@@ -154,13 +169,6 @@ def discover() -> Catalog:
             "that dropped entry_points.txt). Reinstall cogworker, e.g. pip install -e ."
         )
     return Catalog(found.values())
-
-
-def _entry_from(entry_point: importlib.metadata.EntryPoint) -> CatalogEntry:
-    dist = entry_point.dist
-    distribution = dist.name if dist is not None else "(unknown distribution)"
-    version = dist.version if dist is not None else "-"
-    return CatalogEntry(entry_point.name, entry_point.value, distribution, version, entry_point)
 
 
 # -- 2. activation ---------------------------------------------------------------------

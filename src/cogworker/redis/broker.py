@@ -15,8 +15,9 @@ is wrong), with the redis-py exception as ``__cause__``. ``client``, ``keys`` an
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any, TypeVar
+import threading
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import redis
 
@@ -25,18 +26,20 @@ from cogworker.core.errors import BrokerUnavailableError
 from cogworker.core.settings import DEFAULT_PUSH_BUSY_WAIT
 from cogworker.redis.connection import redact_url
 from cogworker.redis.errors import translate_errors
-from cogworker.redis.extensions import build_extensions
-from cogworker.redis.held import RedisHeldJobStore
-from cogworker.redis.job_sets import DEFAULT_DEAD_MAX_JOBS, DEFAULT_DEAD_TIMEOUT, RedisJobSets
+from cogworker.redis.job_sets import DEFAULT_DEAD_MAX_JOBS, DEFAULT_DEAD_TIMEOUT
 from cogworker.redis.keys import KeySchema
-from cogworker.redis.locate import Locator
-from cogworker.redis.lock_store import RedisLockStore
-from cogworker.redis.periodic_store import RedisPeriodicStore
-from cogworker.redis.process_registry import RedisProcessRegistry
 from cogworker.redis.queue_store import RedisQueueStore
 from cogworker.redis.scripts import Scripts
 from cogworker.redis.server_version import UNKNOWN_VERSION, ServerVersion
-from cogworker.redis.stats_store import RedisStatsStore
+
+if TYPE_CHECKING:
+    from cogworker.redis.held import RedisHeldJobStore
+    from cogworker.redis.job_sets import RedisJobSets
+    from cogworker.redis.locate import Locator
+    from cogworker.redis.lock_store import RedisLockStore
+    from cogworker.redis.periodic_store import RedisPeriodicStore
+    from cogworker.redis.process_registry import RedisProcessRegistry
+    from cogworker.redis.stats_store import RedisStatsStore
 
 T = TypeVar("T")
 
@@ -64,6 +67,9 @@ class RedisBroker:
     older than ``dead_timeout`` seconds. A push busy-waits up to ``push_busy_wait`` seconds
     for its reply (:mod:`cogworker.redis.line_socket`). ``url`` is what :meth:`describe`
     shows (without credentials); without it, the client's connection settings are shown.
+
+    Only ``queues`` is built with the broker: the other facets, and their modules, are
+    built on first use, so a process that only pushes never imports them.
     """
 
     name = "redis"
@@ -83,17 +89,21 @@ class RedisBroker:
         self._scripts = Scripts(client)
         self._url = url
         self._version = ServerVersion(client)
+        self._dead_limits = (dead_max_jobs, dead_timeout)
         self._queues = RedisQueueStore(client, keys, self._scripts,
                                        push_busy_wait=push_busy_wait)
-        self._held = RedisHeldJobStore(client, keys, self._scripts, self._ask_version)
-        self._sets = RedisJobSets(client, keys, self._scripts, dead_max_jobs=dead_max_jobs,
-                                  dead_timeout=dead_timeout)
-        self._processes = RedisProcessRegistry(client, keys, self._scripts)
-        self._locks = RedisLockStore(client, keys, self._scripts)
-        self._periodic = RedisPeriodicStore(client, keys, self._scripts)
-        self._stats = RedisStatsStore(client, keys)
-        self._locator = Locator(client, keys, self._scripts)
-        self._extensions = build_extensions(client, keys, self._scripts)
+        self._facets: dict[str, Any] = {}
+        self._facets_lock = threading.Lock()
+
+    def _facet(self, name: str, build: Callable[[], T]) -> T:
+        """The facet ``name``, built once (by the first thread to ask) with ``build``."""
+        facet = self._facets.get(name)
+        if facet is None:
+            with self._facets_lock:
+                facet = self._facets.get(name)
+                if facet is None:
+                    facet = self._facets[name] = build()
+        return facet
 
     # RedisAccess -----------------------------------------------------------------------
     @property
@@ -115,27 +125,76 @@ class RedisBroker:
 
     @property
     def held(self) -> RedisHeldJobStore:
-        return self._held
+        return self._facet("held", self._build_held)
+
+    def _build_held(self) -> RedisHeldJobStore:
+        from cogworker.redis.held import RedisHeldJobStore
+
+        return RedisHeldJobStore(self._client, self._keys, self._scripts, self._ask_version)
 
     @property
     def sets(self) -> RedisJobSets:
-        return self._sets
+        return self._facet("sets", self._build_sets)
+
+    def _build_sets(self) -> RedisJobSets:
+        from cogworker.redis.job_sets import RedisJobSets
+
+        dead_max_jobs, dead_timeout = self._dead_limits
+        return RedisJobSets(self._client, self._keys, self._scripts,
+                            dead_max_jobs=dead_max_jobs, dead_timeout=dead_timeout)
 
     @property
     def processes(self) -> RedisProcessRegistry:
-        return self._processes
+        return self._facet("processes", self._build_processes)
+
+    def _build_processes(self) -> RedisProcessRegistry:
+        from cogworker.redis.process_registry import RedisProcessRegistry
+
+        return RedisProcessRegistry(self._client, self._keys, self._scripts)
 
     @property
     def locks(self) -> RedisLockStore:
-        return self._locks
+        return self._facet("locks", self._build_locks)
+
+    def _build_locks(self) -> RedisLockStore:
+        from cogworker.redis.lock_store import RedisLockStore
+
+        return RedisLockStore(self._client, self._keys, self._scripts)
 
     @property
     def periodic(self) -> RedisPeriodicStore:
-        return self._periodic
+        return self._facet("periodic", self._build_periodic)
+
+    def _build_periodic(self) -> RedisPeriodicStore:
+        from cogworker.redis.periodic_store import RedisPeriodicStore
+
+        return RedisPeriodicStore(self._client, self._keys, self._scripts)
 
     @property
     def stats(self) -> RedisStatsStore:
-        return self._stats
+        return self._facet("stats", self._build_stats)
+
+    def _build_stats(self) -> RedisStatsStore:
+        from cogworker.redis.stats_store import RedisStatsStore
+
+        return RedisStatsStore(self._client, self._keys)
+
+    def _locator(self) -> Locator:
+        return self._facet("locator", self._build_locator)
+
+    def _build_locator(self) -> Locator:
+        from cogworker.redis.locate import Locator
+
+        return Locator(self._client, self._keys, self._scripts)
+
+    def _extensions(self) -> dict[Extension[Any], object]:
+        return self._facet("extensions", self._build_extensions)
+
+    def _build_extensions(self) -> dict[Extension[Any], object]:
+        # imported here: the optional facets' modules stay off the push path
+        from cogworker.redis.extensions import build_extensions
+
+        return build_extensions(self._client, self._keys, self._scripts)
 
     # the server ------------------------------------------------------------------------
     def server_time(self) -> float:
@@ -176,11 +235,11 @@ class RedisBroker:
 
     def locate(self, jids: Iterable[str], cursor: str | None = None, *,
                window: int = LOCATE_WINDOW) -> LocatePage:
-        return self._locator.locate(jids, cursor, window)
+        return self._locator().locate(jids, cursor, window)
 
     def extension(self, key: Extension[T]) -> T | None:
         """The optional facet ``key`` names (:mod:`cogworker.redis.extensions`), or None."""
-        return self._extensions.get(key)  # type: ignore[return-value]  # keyed with its type
+        return self._extensions().get(key)  # type: ignore[return-value]  # keyed with its type
 
     def close(self) -> None:
         """Disconnect every pooled and push connection (they reopen if used again)."""

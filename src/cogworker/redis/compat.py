@@ -117,6 +117,20 @@ def resp2_connection(pool: Any) -> Any:
     return connection
 
 
+def driver_options() -> dict[str, Any]:
+    """The connection setting that names redis-py's version without reading its metadata.
+
+    From the redis-py that has ``driver_info`` (8.x), every new connection otherwise reads
+    redis-py's version from its installed metadata (a file read and an e-mail header parse:
+    milliseconds of a fresh process's first push); older ones read it once, at import.
+    """
+    try:
+        from redis.driver_info import DriverInfo
+    except ImportError:
+        return {}
+    return {"driver_info": DriverInfo(lib_version=str(redis.__version__))}
+
+
 def _notifications_off() -> dict[str, Any]:
     """The setting that turns maintenance notifications off, where redis-py has them."""
     try:
@@ -131,11 +145,13 @@ def check_redis_py(pool: Any) -> None:
 
     Nothing connects: the connection is only built. Raises :class:`DependencyError`.
     """
-    found = installed()
-    if found.release < REDIS_PY_FLOOR:
-        raise _incompatible(f"cogworker needs redis-py {FLOOR_TEXT} or newer", found=found)
+    # hiredis's version (its metadata, read from the disk) only for the messages
+    release = RedisPy(str(redis.__version__), None, False).release
+    if release < REDIS_PY_FLOOR:
+        raise _incompatible(f"cogworker needs redis-py {FLOOR_TEXT} or newer")
     resp2_connection(pool)
-    if found.release[0] > NEWEST_TESTED_MAJOR:
+    if release[0] > NEWEST_TESTED_MAJOR:
+        found = installed()
         _warn_once(
             found.version,
             "%s is newer than any redis-py cogworker is tested with (%s to %d.x); it may "

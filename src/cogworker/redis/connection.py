@@ -41,7 +41,7 @@ from redis.sentinel import Sentinel
 
 from cogworker.core.errors import ConfigurationError
 from cogworker.redis.cluster import SlotMovedError, SlotOwner, SlotOwnerPool, namespace_slot
-from cogworker.redis.compat import check_redis_py
+from cogworker.redis.compat import check_redis_py, driver_options
 from cogworker.redis.keys import DEFAULT_NAMESPACE
 
 POOL_TIMEOUT = 5.0
@@ -72,6 +72,7 @@ def _connection_options(decode_responses: bool, *, tcp: bool = True) -> dict[str
         "socket_timeout": SOCKET_TIMEOUT,
         "retry": Retry(ExponentialBackoff(cap=1.0, base=0.05), CONNECTION_RETRIES,
                        supported_errors=(SlotMovedError,)),
+        **driver_options(),
     }
     if tcp:  # unix sockets have no keep-alive option
         options["socket_keepalive"] = True

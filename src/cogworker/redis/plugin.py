@@ -24,11 +24,6 @@ from cogworker.core.settings import Settings
 from cogworker.redis.broker import RedisBroker
 from cogworker.redis.connection import is_cluster_url, make_client, redact_url
 from cogworker.redis.keys import KeySchema
-from cogworker.redis.server_state import (
-    ensure_project_server,
-    project_redis_dir,
-    project_server_status,
-)
 
 logger = logging.getLogger(__name__)
 
@@ -51,6 +46,13 @@ def resolve_url(settings: Settings, project_dir: Path, may_start_server: bool) -
     """
     if settings.redis_url:
         return settings.redis_url
+    # only without a URL: the private server's modules stay off a configured app's path
+    from cogworker.redis.server_state import (
+        ensure_project_server,
+        project_redis_dir,
+        project_server_status,
+    )
+
     if may_start_server:
         url = str(ensure_project_server(project_dir))
         logger.info("no Redis URL configured: using the private redis-server at %s",
