@@ -48,6 +48,10 @@ class LegLog:
     def step(self, message: str) -> None:
         self.line(f"==> {message}")
 
+    def held(self) -> str:
+        """Everything written so far and not printed (all of it, unless streaming)."""
+        return "".join(self._held)
+
     def release(self, verdict: str) -> None:
         """Print the held output under a header naming the leg and how it ended."""
         if self.stream:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -69,6 +70,35 @@ def run_counted(outcome: Outcome, command: list[str], env: dict[str, str]) -> No
         outcome.status, outcome.note = "failed", "pytest collected no tests"
     else:
         outcome.status, outcome.note = "failed", f"exit status {status}"
+
+
+def run_shards(outcome: Outcome, commands: list[list[str]], env: dict[str, str]) -> None:
+    """Run the ``commands`` (one pytest per shard of the leg's tests) at the same time; the
+    leg's log gets each shard's whole output in turn, and the shards' counts added up."""
+    shards = [Outcome(outcome.leg, LegLog(f"{outcome.leg.name}[{index}]", stream=False))
+              for index in range(1, len(commands) + 1)]
+    threads = [threading.Thread(target=run_counted, args=(shard, command, env))
+               for shard, command in zip(shards, commands, strict=True)]
+    started = time.monotonic()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    outcome.seconds = time.monotonic() - started
+    for shard, command in zip(shards, commands, strict=True):
+        outcome.log.line(f"==> shard {shard.log.name} ({minutes(shard.seconds)}, "
+                         f"{shard.counts}): {' '.join(command[1:])}")
+        outcome.log.write(shard.log.held())
+        for word, number in shard.tally.items():
+            outcome.tally[word] = outcome.tally.get(word, 0) + number
+    outcome.counts = ", ".join(f"{number} {word}"
+                               for word, number in outcome.tally.items()) or "-"
+    failed = [shard for shard in shards if shard.status != "passed"]
+    if failed:
+        outcome.status = "failed"
+        outcome.note = "; ".join(f"{shard.log.name}: {shard.note}" for shard in failed)
+    else:
+        outcome.status = "passed"
 
 
 def print_summary(outcomes: list[Outcome], wall_seconds: float) -> None:

@@ -61,7 +61,7 @@ from leg_env import (
     server_version,
 )
 from leg_lanes import LegLog, run_lanes, say
-from leg_outcome import Outcome, print_summary, run_counted
+from leg_outcome import Outcome, print_summary, run_counted, run_shards
 
 SERVER_VAR = "COGWORKER_REDIS_SERVER"
 MAIN = "main"
@@ -139,6 +139,11 @@ LANES = (
     ("latest-no-hiredis", "floor", "redis-7", SMOKE, PACKAGE),
     (LIVENESS,),
 )
+# The main leg's suite, cut in two shards run side by side, each a pytest of its own: these
+# folders (the real processes of delivery, cron and runtime), then every other test (they
+# are --ignore'd from it). Each shard keeps the suite's order, so no test runs after one it
+# did not follow before. Only the full run shards: with pytest arguments the suite is one.
+FIRST_SHARD = ("tests/delivery", "tests/periodic", "tests/runtime")
 # The redis-py versions the smoke installs: the floor, then the newest of each major.
 SMOKE_VERSIONS = ("5.0.2", "5.3.1", "6.4.0", "7.4.1", "8.1.0")
 
@@ -157,9 +162,10 @@ def main(pytest_args: list[str]) -> int:
     by_name = {leg.name: leg for leg in LEGS}
     lanes = [[by_name[name] for name in lane if name in names] for lane in LANES]
     started = time.monotonic()
-    outcomes = run_lanes(lanes, lambda leg, log: run_leg(leg, log, leg_args(leg, names,
-                                                                             pytest_args)),
-                         lambda outcome: outcome.status)
+    outcomes = run_lanes(
+        lanes, lambda leg, log: run_leg(leg, log, leg_args(leg, names, pytest_args),
+                                        sharded=not pytest_args),
+        lambda outcome: outcome.status)
     print_summary([outcomes[leg.name] for leg in LEGS if leg.name in names],
                   time.monotonic() - started)
     failed = [name for name, outcome in outcomes.items() if outcome.status == "failed"]
@@ -177,7 +183,7 @@ def leg_args(leg: Leg, names: set[str], pytest_args: list[str]) -> list[str]:
     return pytest_args
 
 
-def run_leg(leg: Leg, log: LegLog, pytest_args: list[str]) -> Outcome:
+def run_leg(leg: Leg, log: LegLog, pytest_args: list[str], *, sharded: bool) -> Outcome:
     outcome = Outcome(leg, log)
     log.step(f"leg {leg.name}: {leg.catches}")
     if leg.name == SMOKE:
@@ -204,8 +210,14 @@ def run_leg(leg: Leg, log: LegLog, pytest_args: list[str]) -> Outcome:
         return outcome.conclude("failed", mismatch)
     log.line(f"    python {outcome.python} ({python}), redis-py {outcome.redis_py}, "
              f"hiredis {outcome.hiredis}, redis-server {outcome.server} ({server})")
-    run_counted(outcome, [str(python), "-m", "pytest", "-q", *leg.tests, *pytest_args],
-                {**os.environ, SERVER_VAR: str(server)})
+    pytest = [str(python), "-m", "pytest", "-q"]
+    env = {**os.environ, SERVER_VAR: str(server)}
+    if leg.name == MAIN and sharded:
+        rest = [f"--ignore={folder}" for folder in FIRST_SHARD]
+        run_shards(outcome, [[*pytest, *FIRST_SHARD, *pytest_args],
+                             [*pytest, *rest, *pytest_args]], env)
+    else:
+        run_counted(outcome, [*pytest, *leg.tests, *pytest_args], env)
     if leg.name == LIVENESS and outcome.note == "pytest collected no tests":
         return outcome.conclude("skipped", f"no test is marked {LIVENESS} yet")
     return outcome
