@@ -16,7 +16,8 @@ virtualenv, its own private redis-servers on ports the kernel hands out and its 
 temporary folders, so concurrent legs never share state. While legs run side by side, each
 one's output is held and printed whole when it ends; the table at the end is the same.
 
-* ``main``: the whole suite except the tests marked ``liveness``.
+* ``main``: the whole suite except the tests marked ``liveness``, in two shards side by
+  side (:data:`FIRST_SHARD`, then the rest), each a pytest in the suite's own order.
 * the compatibility lane: ``latest-no-hiredis``, ``floor``, ``redis-7``, ``smoke``,
   ``package``, in that order (their virtualenvs are (re)built inside the lane, while the
   main leg runs).
