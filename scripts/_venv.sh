@@ -46,7 +46,9 @@ digest.update(sys.version.encode())
 print(digest.hexdigest())')
 if [[ "$(cat "$stamp_file" 2>/dev/null || true)" != "$stamp" ]]; then
     step "pip install -e '.[dev,embedded,hiredis]'"
-    "$venv_python" -m pip install --quiet --disable-pip-version-check -e '.[dev,embedded,hiredis]'
+    # --no-compile: .pyc files only for the modules that get imported, when they are
+    "$venv_python" -m pip install --quiet --disable-pip-version-check --no-compile \
+        -e '.[dev,embedded,hiredis]'
     echo "$stamp" >"$stamp_file"
 fi
 

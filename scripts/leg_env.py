@@ -49,12 +49,16 @@ def runs_as(candidate: str, wanted: tuple[int, ...]) -> bool:
     return probe.returncode == 0 and tuple(map(int, probe.stdout.split())) == wanted
 
 
-def run_quietly(command: list[str]) -> None:
-    """Run ``command``; its output is shown only if it fails (pip's notes are noise)."""
+def run_quietly(command: list[str], *, echo: bool = True) -> None:
+    """Run ``command``; its output is shown only if it fails (pip's notes are noise), and is
+    the ``output`` of the CalledProcessError raised. ``echo=False``: kept there, not printed
+    (for a caller that prints it in its own place)."""
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)
     if done.returncode != 0:
-        print(done.stdout + done.stderr, flush=True)
-        raise subprocess.CalledProcessError(done.returncode, command)
+        if echo:
+            print(done.stdout + done.stderr, flush=True)
+        raise subprocess.CalledProcessError(done.returncode, command,
+                                            output=done.stdout + done.stderr)
 
 
 def installed_versions(python: Path) -> tuple[str, str, str]:
