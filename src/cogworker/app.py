@@ -12,7 +12,11 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
-from cogworker.core.broker.factory import unknown_scheme_error, url_scheme
+from cogworker.core.broker.factory import (
+    inactive_broker_schemes,
+    unknown_scheme_error,
+    url_scheme,
+)
 from cogworker.core.client import Client, Dispatcher
 from cogworker.core.config_sources import load_settings
 from cogworker.core.enqueuer import P
@@ -212,31 +216,11 @@ class App:
         settings = self.settings
         owners = hooks.broker_schemes()
         if url_scheme(settings.redis_url) not in owners:
+            active = [name for name, _plugin in hooks.plugin_manager.list_name_plugin()]
             error = unknown_scheme_error("redis_url", settings.redis_url, owners,
-                                         self._inactive_broker_schemes(hooks))
+                                         inactive_broker_schemes(active))
             source = settings.sources.get("redis_url")
             raise ConfigurationError(error.field, error.value, error.accepted, source)
-
-    @staticmethod
-    def _inactive_broker_schemes(hooks: Hooks) -> dict[str, str]:
-        """Scheme → plugin for the installed broker plugins that are not active (imported,
-        not registered; only for an error message, so a plugin that fails to import is
-        left out rather than hiding the error)."""
-        from cogworker.core import plugins
-        from cogworker.core.broker import BrokerSchemes
-
-        catalog = plugins.discover()
-        active = {name for name, _plugin in hooks.plugin_manager.list_name_plugin()}
-        found: dict[str, str] = {}
-        for name in sorted(set(catalog) - active):
-            try:
-                declared = plugins.declared_by(catalog, [name], "cogworker_broker_schemes")
-            except Exception:  # a broken plugin must not hide the real error
-                continue
-            for _name, result in declared:
-                if isinstance(result, BrokerSchemes):
-                    found.update(dict.fromkeys(result.schemes, name))
-        return found
 
     def redis_location(self) -> str:
         """Where this app's broker is, for error messages: what the broker describes (no

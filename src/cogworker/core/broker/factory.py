@@ -106,3 +106,22 @@ def _by_plugin(owners: Mapping[str, str]) -> str:
         by_plugin.setdefault(plugin, []).append("no URL" if scheme == NO_URL else f"{scheme}://")
     return "; ".join(f"{plugin}: {', '.join(schemes)}" for plugin, schemes in
                      sorted(by_plugin.items()))
+
+
+def inactive_broker_schemes(active: Iterable[str]) -> dict[str, str]:
+    """Scheme → plugin for the installed broker plugins not among ``active`` (imported, not
+    registered; only for an error message, so a plugin that fails to import is left out
+    rather than hiding the error)."""
+    from cogworker.core import plugins  # the catalog of installed plugins; imports hooks
+
+    catalog = plugins.discover()
+    found: dict[str, str] = {}
+    for name in sorted(set(catalog) - set(active)):
+        try:
+            declared = plugins.declared_by(catalog, [name], "cogworker_broker_schemes")
+        except Exception:  # a broken plugin must not hide the real error
+            continue
+        for _name, result in declared:
+            if isinstance(result, BrokerSchemes):
+                found.update(dict.fromkeys(result.schemes, name))
+    return found
