@@ -4,8 +4,12 @@ A process beats before it fetches anything (:meth:`Heartbeat.start` blocks until
 beat succeeds), so a process that holds jobs always has a presence record, and orphan
 recovery never mistakes a starting process for a dead one. After that a daemon thread
 beats every ``heartbeat_interval`` seconds (``broker.processes.beat``); a failed beat is
-reported (collapsed while the broker is away) and never ends the loop. The heartbeat also
-runs the remote-control subscriber, whose messages are addressed to the same identity.
+reported (collapsed while the broker is away) and never ends the loop. Every beat, good or
+failed, is recorded in :class:`~cogworker.worker.beat_continuity.BeatContinuity`, which
+tells the orphan check when its own beats broke off; before writing, a beat checks that
+the broker still holds the record the last one wrote (lost writes are such a break). The
+heartbeat also runs the remote-control subscriber, whose messages are addressed to the
+same identity.
 """
 
 from __future__ import annotations
