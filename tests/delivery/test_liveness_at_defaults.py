@@ -104,7 +104,7 @@ def test_a_job_holding_the_gil_for_two_minutes_keeps_its_supervised_child(
     supervisors.append(supervisor)
     wait_children_started(supervisor, 1)
     thief = _thief(app_worker, redis_url)
-    make_client(redis_url).push({"class": "Backtrack", "args": ["hog", 125.0]})
+    make_client(redis_url).push({"class": "Backtrack", "args": ["hog", 135.0]})
     wait_until(lambda: "hog" in finished_jids(ledger), 720,
                lambda: f"the job never finished:\n{supervisor.output()[-3000:]}")
     assert thief.stop() == 0
