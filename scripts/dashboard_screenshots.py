@@ -35,6 +35,7 @@ SHOTS = [  # (file name, path, width, dark, height)
     ("dashboard-schedules", "/schedules", 1280, False, 420),
     ("dashboard-locks", "/locks", 1280, False, 460),
     ("dashboard-phone", "/", 390, False, 844),
+    ("dashboard-phone-jobs", "/jobs?status=retrying", 390, True, 844),
 ]
 
 

@@ -16,16 +16,22 @@ def invoke(*args: str) -> tuple[int, str]:
     return result.exit_code, result.output
 
 
-def test_start_prints_a_url_and_reuses_the_server(redis_project_dir: Path) -> None:
+def test_start_says_where_without_the_password_and_reuses_the_server(
+        redis_project_dir: Path) -> None:
     code, output = invoke("start", "--project-dir", str(redis_project_dir))
     assert code == 0
-    url = output.strip()
+    url = invoke("url", "--project-dir", str(redis_project_dir))[1].strip()
     assert redis.Redis.from_url(url).ping() is True
+    password = redis.Redis.from_url(url).connection_pool.connection_kwargs["password"]
+    assert password and password not in output  # start is for eyes and terminals
+    assert url.replace(f":{password}@", "") in output
+    assert "cogworker redis url" in output
     assert invoke("start", "--project-dir", str(redis_project_dir)) == (0, output)
 
 
 def test_status_and_url_describe_the_running_server(redis_project_dir: Path) -> None:
-    url = invoke("start", "--project-dir", str(redis_project_dir))[1].strip()
+    invoke("start", "--project-dir", str(redis_project_dir))
+    url = invoke("url", "--project-dir", str(redis_project_dir))[1].strip()
     code, status = invoke("status", "--project-dir", str(redis_project_dir))
     assert code == 0
     assert status.startswith("running: pid ")
@@ -56,10 +62,12 @@ def test_the_project_is_the_current_directory_by_default(
     redis_project_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(redis_project_dir)
-    code, output = invoke("start")
+    code, _ = invoke("start")
     assert code == 0
     assert (redis_project_dir / ".cogworker" / "redis" / "server.json").is_file()
-    assert invoke("url", "--project-dir", str(redis_project_dir)) == (0, output)
+    code, url = invoke("url", "--project-dir", str(redis_project_dir))
+    assert code == 0
+    assert redis.Redis.from_url(url.strip()).ping() is True
 
 
 def test_start_without_a_binary_is_a_clear_error(

@@ -25,6 +25,7 @@ INVALID: list[tuple[str, Any, Any, str]] = [
     ("namespace", "my app", "my app", "without whitespace"),
     ("namespace", "{app}", "{app}", "braces"),
     ("cluster", "yes", "yes", "true or false"),
+    ("strict_queue_order", "yes", "yes", "true or false"),
     ("concurrency", 0, 0, "an integer from 1 to 1000"),
     ("concurrency", 1001, 1001, "an integer from 1 to 1000"),
     ("concurrency", True, True, "an integer from 1 to 1000"),
@@ -138,6 +139,7 @@ def test_redis_url_schemes_accepted(url: str) -> None:
         ("logfile", "/var/log/cogworker.log"),
         ("environment", "production"),
         ("cluster", True),
+        ("strict_queue_order", True),
     ],
 )
 def test_boundary_and_typical_values_accepted(field: str, value: Any) -> None:
@@ -202,7 +204,7 @@ def test_field_names_in_declaration_order() -> None:
     names = Settings.field_names()
     assert names[:4] == ("redis_url", "namespace", "cluster", "concurrency")
     assert names[-1] == "plugin_options"
-    assert len(names) == 28
+    assert len(names) == 29
 
 
 def test_equal_settings_compare_equal() -> None:

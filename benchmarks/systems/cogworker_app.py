@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 
 import redis
@@ -10,7 +11,12 @@ import cogworker
 from benchmarks.counter import record
 from benchmarks.systems import ROUND_TRIP_KEY, SyncClient, redis_url
 
-app = cogworker.App(redis_url=redis_url(), namespace="bench")
+PLUGINS_ENV = "BENCH_COGWORKER_PLUGINS"
+"""Plugins the app activates, comma-separated (``benchmarks/run plugin-cost`` sets it, so
+the client's pushes and the worker both run with them)."""
+
+app = cogworker.App(redis_url=redis_url(), namespace="bench", plugins=tuple(
+    name for name in os.environ.get(PLUGINS_ENV, "").split(",") if name))
 job_redis = redis.Redis.from_url(redis_url())  # the jobs' own client, one per process
 
 

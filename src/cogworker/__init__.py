@@ -14,6 +14,7 @@ Public API::
 
 from cogworker.__about__ import __version__
 from cogworker.app import App
+from cogworker.core.current_job import CurrentJob, current_job
 from cogworker.core.errors import (
     BrokerError,
     BrokerPermissionError,
@@ -24,6 +25,7 @@ from cogworker.core.errors import (
     JobCallError,
     JobDefinitionError,
     JobTimeoutError,
+    NoCurrentJobError,
     PluginError,
     UnknownJobError,
 )
@@ -38,6 +40,7 @@ __all__ = [
     "BrokerUnavailableError",
     "CogworkerError",
     "ConfigurationError",
+    "CurrentJob",
     "Job",
     "JobArgumentError",
     "JobCallError",
@@ -45,9 +48,11 @@ __all__ = [
     "JobFunction",
     "JobOption",
     "JobTimeoutError",
+    "NoCurrentJobError",
     "PluginError",
     "UnknownJobError",
     "__version__",
+    "current_job",
     "hookimpl",
     "hookspec",
 ]

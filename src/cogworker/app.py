@@ -24,7 +24,9 @@ from cogworker.core.settings import DEACTIVATE_PREFIX
 from cogworker.supervisor import lineage
 
 if TYPE_CHECKING:
-    from cogworker.core.broker import Broker
+    from cogworker.api.history import History
+    from cogworker.api.status import JobStatus
+    from cogworker.core.broker import Attempt, Broker
     from cogworker.core.hooks import Hooks
     from cogworker.core.middleware import ClientMiddleware, ServerMiddleware
     from cogworker.core.payload import Payload
@@ -382,3 +384,23 @@ class App:
         items = [{"class": definition.name, **options, "args": args}
                  for args in definition.call.positional_each(args_list)]
         return self._client.push_bulk(items)
+
+    # observing -----------------------------------------------------------------------------
+    def status(self, jid: str) -> JobStatus | None:
+        """The job's status (``status`` plugin), or None: unknown or expired."""
+        from cogworker.api.status import job_status
+
+        return job_status(self, jid)
+
+    def attempts(self, jid: str) -> list[Attempt]:
+        """The job's failure trail (``attempts`` plugin), oldest first."""
+        from cogworker.api.status import job_attempts
+
+        return job_attempts(self, jid)
+
+    @property
+    def history(self) -> History:
+        """The run history the ``history`` plugin records (:mod:`cogworker.api.history`)."""
+        from cogworker.api.history import History
+
+        return History(self)

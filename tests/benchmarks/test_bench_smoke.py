@@ -176,3 +176,25 @@ def test_matrix_rejects_bad_options_with_usage_error(options: tuple[str, ...],
     done = _run_matrix(*options, timeout=60)
     assert done.returncode == 2
     assert message in done.stderr
+
+
+@pytest.mark.slow
+def test_plugin_cost_prints_a_row_per_variant(redis_server_binary: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks.plugin_cost", "--variant", "metrics", "--n", "200",
+         "--runs", "1", "--timeout", "60"],
+        cwd=ROOT, capture_output=True, text=True, timeout=110, check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+    header, *rows = _table_rows(done.stdout)
+    assert header[0] == "plugins on" and "Redis commands/job" in header
+    assert [row[0] for row in rows] == ["off", "metrics"]
+    assert all("failed" not in row for row in rows)
+
+
+def test_plugin_cost_needs_a_variant() -> None:
+    done = subprocess.run([sys.executable, "-m", "benchmarks.plugin_cost"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 2
+    assert "--variant" in done.stderr

@@ -6,6 +6,7 @@ recovery only of the dead), on the broker the app builds through its hooks."""
 from __future__ import annotations
 
 import json
+import random
 import re
 import threading
 from collections.abc import Iterator
@@ -54,6 +55,13 @@ def broker(app: cogworker.App) -> RedisBackedBroker:
 
 def no_lock(raw: str) -> LockClaim | None:
     return None
+
+
+class KeepOrder(random.Random):
+    """A fetch order that is the order given (no shuffle)."""
+
+    def shuffle(self, x: Any, random: Any = None) -> None:
+        return None
 
 
 def fetcher_for(broker: RedisBackedBroker, identity: str = ME, relock: Relock = no_lock,
@@ -169,7 +177,8 @@ def test_a_queue_of_another_type_is_skipped_and_logged_once(
 ) -> None:
     redis_client.set(keys.queue("broken"), "not a list")
     push_raw(redis_client, keys, "default", *jobs("default", "j1", "j2"))
-    fetcher = fetcher_for(broker)
+    # the queues in the order given, so each fetch looks at "broken" before it takes a job
+    fetcher = StreamsFetcher(broker, ME, no_lock, idle_max_interval=1.0, rng=KeepOrder())
     assert jids([w.raw for w in fetcher.fetch(["broken", "default"], 1.0, 1)]) == ["j1"]
     assert jids([w.raw for w in fetcher.fetch(["broken", "default"], 1.0, 1)]) == ["j2"]
     assert caplog.text.count("queue broken is skipped") == 1

@@ -148,3 +148,39 @@ def test_invalid_config_entries_are_errors(entries: Any, reason: str) -> None:
                         plugin_options={"periodic": {"entries": entries}})
     with pytest.raises(PeriodicEntryError, match=re.escape(reason)):
         all_entries(app)
+
+
+def test_args_that_do_not_fit_the_job_are_refused_at_registration(
+    offline_app: cogworker.App,
+) -> None:
+    @offline_app.job(name="reports.cleanup")
+    def cleanup(days: int, dry_run: bool = False) -> None: ...
+
+    with pytest.raises(PeriodicEntryError, match=r"reports\.cleanup.*days") as missing:
+        offline_app.periodic("*/5 * * * *", cleanup)
+    assert "(days, dry_run=False)" in str(missing.value)
+    with pytest.raises(PeriodicEntryError, match=r"args=\[1, True, 'x'\]"):
+        offline_app.periodic("*/5 * * * *", cleanup, args=[1, True, "x"])
+    assert offline_app.periodic("*/5 * * * *", cleanup, args=[1]).args == [1]
+    assert [e.args for e in all_entries(offline_app)] == [[1]]  # the refused ones not kept
+
+
+def test_entries_naming_a_job_registered_later_or_in_the_config_are_checked_at_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    app = cogworker.App(redis_url="redis://127.0.0.1:1/0", plugin_options={
+        "periodic": {"entries": [{"cron": "@hourly", "job": "mail.digest", "args": [1, 2]}]}})
+    app.periodic("@daily", "mail.digest")  # a name only: the job is not registered yet
+
+    @app.job(name="mail.digest")
+    def digest(user_id: int) -> None: ...
+
+    with pytest.raises(PeriodicEntryError, match=r"mail\.digest"):
+        all_entries(app)
+
+
+def test_a_job_name_another_service_registers_is_not_checked(
+    offline_app: cogworker.App,
+) -> None:
+    entry = offline_app.periodic("@hourly", "billing.invoice", args=[1, 2, 3])
+    assert [e.args for e in all_entries(offline_app)] == [entry.args]

@@ -53,6 +53,11 @@ BUILTIN_MODULES = {
     "periodic-locks": "cogworker.plugins.periodic_locks",
     "web-tabs": "cogworker.web.builtin",
     "memory": "cogworker.testing.memory_broker.plugin",
+    "status": "cogworker.plugins.status",
+    "attempts": "cogworker.plugins.attempts",
+    "history": "cogworker.plugins.history",
+    "otel": "cogworker.plugins.otel",
+    "metrics": "cogworker.plugins.metrics",
 }
 
 

@@ -47,6 +47,27 @@ def test_the_app_is_configured_back_afterwards(cogworker_app):
     assert cogworker_app.settings.namespace == "cogworker"
 '''
 
+OWN_SERVER_TESTS = '''
+
+def test_the_sessions_server_wants_the_password_its_url_carries(cogworker_redis_url):
+    with_password = redis.Redis.from_url(cogworker_redis_url)
+    assert with_password.connection_pool.connection_kwargs["password"]
+    assert with_password.ping() is True
+    kwargs = with_password.connection_pool.connection_kwargs
+    without = redis.Redis(host=kwargs["host"], port=kwargs["port"])
+    try:
+        without.ping()
+    except redis.AuthenticationError:
+        pass
+    except redis.ResponseError as exc:  # older servers: NOAUTH as a plain error
+        assert "NOAUTH" in str(exc)
+    else:
+        raise AssertionError("the session's server answered a client without its password")
+    finally:
+        with_password.close()
+        without.close()
+'''
+
 
 def test_worker_fixture_on_the_suites_redis(run_example: RunExample, outer_redis: str) -> None:
     result = run_example(WORKER_TESTS)
@@ -58,8 +79,8 @@ def test_worker_fixture_starts_its_own_redis(run_example: RunExample,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("EXAMPLE_REDIS_URL", raising=False)
     monkeypatch.setenv("COGWORKER_REDIS_SERVER", redis_server_binary)
-    result = run_example(WORKER_TESTS)
-    result.assert_outcomes(passed=4)
+    result = run_example(WORKER_TESTS + OWN_SERVER_TESTS)
+    result.assert_outcomes(passed=5)
 
 
 def test_missing_app_fixture_is_explained(pytester: pytest.Pytester) -> None:

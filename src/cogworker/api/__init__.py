@@ -16,16 +16,24 @@ See ``docs/reference/api.md``.
 from __future__ import annotations
 
 from cogworker.api._source import JobRecord
+from cogworker.api.history import History
+from cogworker.api.metrics import ClassSummary, Metrics, MetricsPoint
 from cogworker.api.processes import Process, ProcessSet, Work, WorkSet
 from cogworker.api.queues import Queue, QueueSummary
 from cogworker.api.sorted_sets import DeadSet, RetrySet, ScheduledSet, SortedEntry, SortedSet
 from cogworker.api.stats import Stats, ThroughputPoint
+from cogworker.api.status import JobStatus, job_attempts, job_status, job_statuses
 
 Workers = WorkSet
 
 __all__ = [
+    "ClassSummary",
     "DeadSet",
+    "History",
     "JobRecord",
+    "JobStatus",
+    "Metrics",
+    "MetricsPoint",
     "Process",
     "ProcessSet",
     "Queue",
@@ -39,4 +47,7 @@ __all__ = [
     "Work",
     "WorkSet",
     "Workers",
+    "job_attempts",
+    "job_status",
+    "job_statuses",
 ]

@@ -20,7 +20,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, cast, runtime_checkable
 
 from cogworker.api._source import (
     PAGE_SIZE,
@@ -35,7 +35,25 @@ from cogworker.core.broker import SetEntry, SortedSetName
 from cogworker.core.errors import BrokerError, BrokerUnavailableError, PayloadError
 from cogworker.core.payload import MANUAL_RETRY, encode
 
+if TYPE_CHECKING:
+    from cogworker.core.hooks import Hooks
+    from cogworker.core.plugin_host import PluginHost
+
 logger = logging.getLogger(__name__)
+
+CLEAR_NOTICE_BATCH = 1000
+"""Jids read per page, and passed per ``cogworker_jobs_deleted`` call, by a clear."""
+
+
+@runtime_checkable
+class _HasHooks(Protocol):
+    """An app (it has hooks to tell plugins what was deleted), not a bare broker."""
+
+    @property
+    def hooks(self) -> Hooks: ...
+
+    @property
+    def broker(self) -> object: ...
 
 
 @dataclass(frozen=True)
@@ -98,6 +116,7 @@ class SortedSet:
 
     def __init__(self, source: Source) -> None:
         self._sets = resolve_broker(source).sets
+        self._host = cast("PluginHost", source) if isinstance(source, _HasHooks) else None
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.set_name!r})"
@@ -170,8 +189,16 @@ class SortedSet:
 
     def remove(self, entry: SortedEntry) -> bool:
         """Remove ``entry`` (its exact raw string); False when it was already gone. For
-        retry and dead its jid's failure trail goes too."""
-        return self._sets.delete(self.set_name, entry.value)
+        retry and dead its jid's failure trail goes too (``cogworker_jobs_deleted``, when
+        this set was built from an app)."""
+        removed = self._sets.delete(self.set_name, entry.value)
+        if removed:
+            self._deleted([entry.jid])
+        return removed
+
+    def _deleted(self, jids: list[str]) -> None:
+        if self._host is not None and jids:
+            self._host.hooks.jobs_deleted(self._host, jids, self.set_name)
 
     def delete(self, jid: str) -> int:
         """Remove every entry with this jid; returns how many were removed."""
@@ -222,8 +249,26 @@ class SortedSet:
 
     def clear(self) -> int:
         """Delete every entry (and, for retry and dead, their failure trails); returns how
-        many were removed."""
-        return self._sets.clear(self.set_name)
+        many were removed. Built from an app with a plugin implementing
+        ``cogworker_jobs_deleted``, it reads the jids first (a page at a time) for it: an
+        entry added meanwhile keeps its trail until the trail expires."""
+        host = self._host
+        jids = self._all_jids() if host is not None and host.hooks.wants_jobs_deleted() else []
+        count = self._sets.clear(self.set_name)
+        for start in range(0, len(jids), CLEAR_NOTICE_BATCH):
+            self._deleted(jids[start:start + CLEAR_NOTICE_BATCH])
+        return count
+
+    def _all_jids(self) -> list[str]:
+        jids: list[str] = []
+        start = 0
+        while True:
+            page = self._sets.page(self.set_name, start, CLEAR_NOTICE_BATCH,
+                                   newest_first=False)
+            jids += [JobRecord.from_raw(item.raw).jid for item in page]
+            if len(page) < CLEAR_NOTICE_BATCH:
+                return jids
+            start += CLEAR_NOTICE_BATCH
 
 
 class ScheduledSet(SortedSet):

@@ -9,12 +9,16 @@ from cogworker.cli.admin_cmd import ADMIN_COMMANDS
 from cogworker.cli.busy_cmd import busy_command
 from cogworker.cli.cron_cmd import cron_group
 from cogworker.cli.enqueue_cmd import enqueue_command
+from cogworker.cli.health_cmd import health_command
+from cogworker.cli.history_cmd import history_command
 from cogworker.cli.locks_cmd import locks_group
+from cogworker.cli.metrics_cmd import metrics_group
 from cogworker.cli.plugins_cmd import plugins_command
 from cogworker.cli.queues_cmd import queues_group
 from cogworker.cli.redis_cmd import redis_group
 from cogworker.cli.run_cmd import run_command
 from cogworker.cli.sets_cmd import SET_COMMANDS
+from cogworker.cli.status_cmd import status_command
 from cogworker.cli.web_cmd import web_command
 
 
@@ -31,7 +35,8 @@ def version_command() -> None:
 
 
 for command in (run_command, enqueue_command, plugins_command, redis_group, locks_group, cron_group,
-                queues_group, busy_command, *SET_COMMANDS, *ADMIN_COMMANDS, web_command):
+                queues_group, busy_command, *SET_COMMANDS, *ADMIN_COMMANDS, web_command,
+                status_command, history_command, health_command, metrics_group):
     cli.add_command(command)
 cli.add_command(busy_command, "workers")
 

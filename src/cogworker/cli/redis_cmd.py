@@ -46,12 +46,14 @@ def redis_group() -> None:
     help="Keep an append-only file (fsync every second) so data survives restarts.",
 )
 def start_command(project_dir: Path, aof: bool) -> None:
-    """Start the project's redis-server, or reuse the running one; print its URL."""
+    """Start the project's redis-server, or reuse the running one; say where it runs
+    (without its password: `cogworker redis url` prints the URL with it, for scripts)."""
     try:
         url = ensure_project_server(project_dir, appendonly=aof)
     except EmbeddedRedisError as exc:
         raise click.ClickException(str(exc)) from exc
-    click.echo(url)
+    click.echo(f"redis-server running at {redact_url(url)} (for the URL with its password: "
+               f"REDIS_URL=$(cogworker redis url))")
 
 
 @redis_group.command("stop")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import queue
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +21,7 @@ from cogworker.core.settings import Settings
 from cogworker.supervisor import lineage
 from cogworker.supervisor.child_plugin import attach as attach_process_plugin
 from cogworker.worker import signals
+from cogworker.worker.pidfile import PidfileError, pidfile
 
 
 def _queues(values: tuple[str, ...]) -> tuple[str, ...] | None:
@@ -54,6 +57,9 @@ def _refuse_without_jobs(app: App, app_path: str | None, allow_no_jobs: bool) ->
 @click.option("-c", "--concurrency", type=int, help="Processor threads (default 10).")
 @click.option("-q", "--queue", "queues", multiple=True, metavar="NAME[,WEIGHT]",
               help="A queue to work, weight = how often it is tried (repeatable).")
+@click.option("--strict", "strict", is_flag=True, default=None,
+              help="Strict queue order: always take from the first non-empty queue, in the "
+                   "order of -q (no weights).")
 @click.option("-t", "--timeout", type=float, help="Seconds to wait for running jobs at stop.")
 @click.option("-L", "--logfile", type=click.Path(dir_okay=False), help="Log to this file.")
 @click.option("--plugin", "plugins", multiple=True, metavar="NAME|no:NAME",
@@ -75,20 +81,24 @@ def _refuse_without_jobs(app: App, app_path: str | None, allow_no_jobs: bool) ->
                    "running jobs.")
 @click.option("--max-jobs", type=click.IntRange(min=1), metavar="N",
               help="Stop gracefully after N jobs (under -P a replacement takes over).")
+@click.option("--pidfile", "pidfile_path", type=click.Path(dir_okay=False, path_type=Path),
+              metavar="PATH", help="Write the worker's pid here (the supervisor's with -P), "
+              "removed at exit; `cogworker health --pidfile PATH` checks it.")
 @handle_errors
 def run_command(
     app_path: str | None, require: tuple[str, ...], config: Path | None, redis_url: str | None,
     namespace: str | None, environment: str | None, concurrency: int | None,
-    queues: tuple[str, ...], timeout: float | None, logfile: str | None,
+    queues: tuple[str, ...], strict: bool | None, timeout: float | None, logfile: str | None,
     plugins: tuple[str, ...], log_level: str | None, log_format: str | None,
     burst: bool, watch: bool, allow_no_jobs: bool, processes: int | None,
-    max_memory: float | None, max_jobs: int | None,
+    max_memory: float | None, max_jobs: int | None, pidfile_path: Path | None,
 ) -> None:
     """Run a worker: fetch jobs from the queues and perform them until stopped."""
     supervised = lineage.adopt() is not None  # a child of -P runs as a plain worker
     _check_process_options(processes, max_memory, watch, burst)
     flags: dict[str, Any] = {
         "concurrency": concurrency, "queues": _queues(queues), "timeout": timeout,
+        "strict_queue_order": strict,
         "logfile": logfile, "plugins": plugins or None, "log_level": log_level,
         "log_format": log_format,
     }
@@ -98,7 +108,7 @@ def run_command(
         _run_supervisor(processes, max_memory, app_path, allow_no_jobs,
                         {"app_path": app_path, "require": require, "config": config,
                          "redis_url": redis_url, "namespace": namespace,
-                         "environment": environment, "cli_settings": flags})
+                         "environment": environment, "cli_settings": flags}, pidfile_path)
     # Handlers go in before the app is imported (which can take seconds in a large project),
     # so a TERM at any point from here on is a clean stop with exit 0.
     tokens: signals.TokenQueue = queue.SimpleQueue()
@@ -114,7 +124,9 @@ def run_command(
 
         launcher = Launcher(app, tokens, burst=burst)
         attach_process_plugin(launcher, max_jobs)
-        code = launcher.run()
+        # a supervised child runs this same command line: the pidfile is its supervisor's
+        with _pidfile(None if supervised else pidfile_path):
+            code = launcher.run()
     finally:
         early.restore()
     sys.exit(code)
@@ -133,7 +145,8 @@ def _check_process_options(processes: int | None, max_memory: float | None, watc
 
 
 def _run_supervisor(processes: int, max_memory: float | None, app_path: str | None,
-                    allow_no_jobs: bool, app_arguments: dict[str, Any]) -> None:
+                    allow_no_jobs: bool, app_arguments: dict[str, Any],
+                    pidfile_path: Path | None) -> None:
     """``-P``: this process supervises; children run this same command line."""
     from cogworker.supervisor import relay
     from cogworker.supervisor.supervisor import Supervisor, SupervisorOptions
@@ -147,10 +160,20 @@ def _run_supervisor(processes: int, max_memory: float | None, app_path: str | No
         _configure_logging(app.settings)
         options = SupervisorOptions(processes, app.settings.timeout + STOP_MARGIN,
                                     max_memory)
-        code = Supervisor(app, child_command(), options, tokens).run()
+        with _pidfile(pidfile_path):
+            code = Supervisor(app, child_command(), options, tokens).run()
     finally:
         early.restore()
     sys.exit(code)
+
+
+@contextmanager
+def _pidfile(path: Path | None) -> Iterator[None]:
+    try:
+        with pidfile(path):
+            yield
+    except PidfileError as exc:
+        raise CogworkerUsageError(exc.strerror or str(exc)) from exc
 
 
 def _supervise(flags: dict[str, Any], config: Path | None) -> None:

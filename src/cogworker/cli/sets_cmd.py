@@ -1,8 +1,8 @@
 """``cogworker retry|dead|scheduled``: list, show, retry and delete sorted-set entries.
 
 Parsing and printing only: the work is done by :mod:`cogworker.api`. ``show`` prints one
-record in sections (:data:`SHOW_SECTIONS`); a later section (the attempts trail) is one
-more builder in that tuple.
+record in sections (:data:`SHOW_SECTIONS`), then, for retry and dead, the job's failure
+trail (the ``attempts`` plugin's) as a table.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from cogworker.api import DeadSet, RetrySet, ScheduledSet, SortedEntry, SortedSet
+from cogworker.api import DeadSet, RetrySet, ScheduledSet, SortedEntry, SortedSet, job_attempts
 from cogworker.cli.common import (
     app_options,
     confirm_or_refuse,
@@ -27,9 +27,11 @@ from cogworker.cli.common import (
 from cogworker.cli.output import iso_time, json_option, plural, print_json, print_table, relative
 from cogworker.core.backtrace import FIELD as BACKTRACE_FIELD
 from cogworker.core.backtrace import backtrace_lines
+from cogworker.core.broker import Attempt
 from cogworker.core.payload import max_retries
 
 COMPACT_WIDTH = 70
+TRAIL_SETS = frozenset({"retry", "dead"})
 SCORE_LABELS = {"schedule": "runs at", "retry": "next retry at", "dead": "died at"}
 TIME_FIELDS = ("failed_at", "retried_at", "created_at", "enqueued_at")
 SHOWN_FIELDS = frozenset({"jid", "class", "queue", "args", "retry", "retry_count", "error_class",
@@ -119,22 +121,44 @@ SHOW_SECTIONS: tuple[Callable[[SortedEntry, float], ShowSection | None], ...] = 
 )
 
 
-def record_json(entry: SortedEntry) -> dict[str, Any]:
-    """``show --json``: where the entry is, and the whole stored record (``job``) with its
-    backtrace decoded into a list of lines."""
+def _trail_section(trail: Sequence[Attempt]) -> ShowSection | None:
+    if not trail:
+        return None
+    headers = ("ATTEMPT", "FAILED AT", "OUTCOME", "ERROR")
+    rows = [(str(a.attempt), iso_time(a.failed_at) or "?", a.outcome,
+             f"{a.error_class}: {a.error_message}".strip(": ")[:80]) for a in trail]
+    widths = [max(len(row[i]) for row in (headers, *rows)) for i in range(len(headers))]
+    lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True))
+             .rstrip() for row in (headers, *rows)]
+    return ShowSection(f"attempts ({plural(len(trail), 'failure')}, oldest first)", lines)
+
+
+def _print_sections(sections: Sequence[ShowSection]) -> None:
+    for section in sections:
+        if section.title is not None:
+            click.echo(f"\n{section.title}:")
+            click.echo("\n".join(f"  {line}" for line in section.lines))
+        else:
+            click.echo("\n".join(section.lines))
+
+
+def record_json(entry: SortedEntry, trail: Sequence[Attempt] = ()) -> dict[str, Any]:
+    """``show --json``: where the entry is, the whole stored record (``job``) with its
+    backtrace decoded into a list of lines, and its failure trail (``attempts``)."""
     job: dict[str, Any] = dict(entry.item) if entry.item is not None else {"raw": entry.value}
     if BACKTRACE_FIELD in job:
         job[BACKTRACE_FIELD] = backtrace_lines(job[BACKTRACE_FIELD])
     set_name = entry.sorted_set.set_name if entry.sorted_set is not None else None
     return {"set": set_name, "jid": entry.jid, "score": entry.score,
-            "at": iso_time(entry.score), "job": job}
+            "at": iso_time(entry.score), "job": job,
+            "attempts": [attempt.to_dict() for attempt in trail]}
 
 
 def _show_command(set_class: type[SortedSet]) -> click.Command:
     label = _label(set_class)
 
     @click.command("show", help=f"Print one entry of {label} in full (JID), with its "
-                   "error and backtrace.")
+                   "error, backtrace and failure trail (attempts plugin).")
     @app_options
     @click.argument("jid")
     @json_option
@@ -142,20 +166,20 @@ def _show_command(set_class: type[SortedSet]) -> click.Command:
     def show_command(jid: str, as_json: bool, **options: Any) -> None:
         with opened_app(options) as app:
             entries = _entries_or_fail(set_class(app), jid)
+            trail = job_attempts(app, jid) if set_class.set_name in TRAIL_SETS else []
         if as_json:
-            print_json([record_json(e) for e in entries] if len(entries) > 1
-                       else record_json(entries[0]))
+            print_json([record_json(e, trail) for e in entries] if len(entries) > 1
+                       else record_json(entries[0], trail))
             return
         now = time.time()
         for index, entry in enumerate(entries):
             if index:
                 click.echo()
-            for section in filter(None, (build(entry, now) for build in SHOW_SECTIONS)):
-                if section.title is not None:
-                    click.echo(f"\n{section.title}:")
-                    click.echo("\n".join(f"  {line}" for line in section.lines))
-                else:
-                    click.echo("\n".join(section.lines))
+            _print_sections([section for section in (build(entry, now)
+                                                      for build in SHOW_SECTIONS) if section])
+        trail_section = _trail_section(trail)
+        if trail_section is not None:
+            _print_sections([trail_section])
 
     return show_command
 

@@ -78,13 +78,14 @@ class Client:
             encode(job)  # a non-JSON option fails here, before any lock of the batch is taken
         return job
 
-    def _through_chain(self, job: Payload, innermost: Dispatcher) -> str | None:
+    def _through_chain(self, job: Payload, innermost: Dispatcher, *,
+                       bulk: bool = False) -> str | None:
         """Unique lock, then the client middleware chain around ``innermost``."""
         hooks = self.app.hooks
         if hooks.acquire_unique_lock(self.app, job) is False:
             return None
         ctx = PushContext(app=self.app, job=job, queue=job["queue"],
-                          scheduled_at=job.get("at"))
+                          scheduled_at=job.get("at"), bulk=bulk)
         chain = self._chain()
         try:
             return run_chain(chain, ctx, lambda: innermost(ctx)) if chain else innermost(ctx)
@@ -131,7 +132,7 @@ class Client:
             accepted.append(ctx.job)
             return str(ctx.job["jid"])
 
-        results = [self._through_chain(job, collect) for job in jobs]
+        results = [self._through_chain(job, collect, bulk=True) for job in jobs]
         if len(batch):
             try:
                 self.app.broker.queues.store(batch.immediate, batch.scheduled)

@@ -309,6 +309,7 @@ _CONVERTERS: dict[str, Converter] = {
     "redis_url": _to_text,
     "namespace": _to_text,
     "cluster": _to_bool,
+    "strict_queue_order": _to_bool,
     "concurrency": _to_int,
     "queues": _to_queues,
     "fetch": _to_text,

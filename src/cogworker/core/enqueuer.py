@@ -91,11 +91,14 @@ class Enqueuer(Generic[P]):
         self._defer(lambda: submit(payload))
         return str(payload["jid"])
 
-    def _payload(self, args: tuple[Any, ...], kwargs: Mapping[str, Any], now: float) -> Payload:
+    def _payload(self, args: tuple[Any, ...], kwargs: Mapping[str, Any], now: float,
+                 at: float | None = None) -> Payload:
         definition = self._definition
         payload: Payload = {"class": definition.name, **definition.options, **self._overrides}
         payload["args"] = check_json_args(definition.name,
                                           definition.call.positional(args, kwargs))
+        if at is not None:
+            payload["at"] = at
         return complete(payload, now)
 
     def perform_async(self, *args: P.args, **kwargs: P.kwargs) -> str | None:
@@ -106,17 +109,13 @@ class Enqueuer(Generic[P]):
                    **kwargs: P.kwargs) -> str | None:
         """Enqueue to run ``delay`` seconds (or a timedelta) from now."""
         now = self._app.clock()
-        payload = self._payload(args, kwargs, now)
-        payload["at"] = to_epoch(delay, now)
-        return self._submit(payload)
+        return self._submit(self._payload(args, kwargs, now, to_epoch(delay, now)))
 
     def perform_at(self, when: float | dt.datetime, /, *args: P.args,
                    **kwargs: P.kwargs) -> str | None:
         """Enqueue to run at a datetime or epoch seconds."""
         now = self._app.clock()
-        payload = self._payload(args, kwargs, now)
-        payload["at"] = to_epoch(when, now)
-        return self._submit(payload)
+        return self._submit(self._payload(args, kwargs, now, to_epoch(when, now)))
 
     def set(self, **overrides: Any) -> Enqueuer[P]:
         """The same job with options changed for the next call only (queue=, retry=...)."""

@@ -11,6 +11,7 @@ The tree::
     ├── PeriodicEntryError              a cron entry is invalid (names the entry and the problem)
     ├── UnknownPeriodicEntryError       no cron entry (or several) match a pjid or prefix
     ├── UnknownJobError                 a stored job name resolves to no registered job
+    ├── NoCurrentJobError               current_job() called outside a job's run
     ├── PayloadError                    bytes from Redis are not a job payload
     ├── PluginError
     │   ├── PluginNotFoundError         an activated name is not installed
@@ -113,6 +114,10 @@ class UnknownJobError(CogworkerError, LookupError):
             f"no job named {name!r} is registered in this app (registered: {shown}); "
             "import the module that defines it in the app, or give the job name= to match"
         )
+
+
+class NoCurrentJobError(CogworkerError, LookupError):
+    """:func:`cogworker.current_job` was called outside a job a worker (or a test mode) runs."""
 
 
 class PayloadError(CogworkerError, ValueError):

@@ -50,12 +50,17 @@ NOTIFICATION_HOOKS: frozenset[str] = frozenset(
         "cogworker_shutdown",
         "cogworker_job_retried",
         "cogworker_job_died",
+        "cogworker_job_expired",
         "cogworker_orphans_recovered",
+        "cogworker_job_discarded",
+        "cogworker_job_progress",
+        "cogworker_jobs_deleted",
         "cogworker_extend_unique_lock",
         "cogworker_release_unique_lock",
         "cogworker_retake_periodic_lock",
         "cogworker_touch_periodic_lock",
         "cogworker_release_periodic_lock",
+        "cogworker_periodic_fired",
     }
 )
 
@@ -227,6 +232,11 @@ class Hooks:
         """Notification: release a cron job's running lock, owner-checked."""
         self._notify("cogworker_release_periodic_lock", app=app, job=job)
 
+    def periodic_fired(self, app: PluginHost, entry: PeriodicEntry, slot: int,
+                       lag: float) -> None:
+        """Notification: this process pushed the job of a cron slot it claimed."""
+        self._notify("cogworker_periodic_fired", app=app, entry=entry, slot=slot, lag=lag)
+
     # -- lifecycle ---------------------------------------------------------------------
 
     def startup(self, worker: WorkerHandle) -> None:
@@ -252,9 +262,36 @@ class Hooks:
         """Notification: a job was moved to the dead set."""
         self._notify("cogworker_job_died", app=app, job=job, exception=exception)
 
-    def orphans_recovered(self, app: PluginHost, identity: str, count: int) -> None:
+    def job_expired(self, app: PluginHost, job: Payload, late: float) -> None:
+        """Notification: a fetched job was dropped, its ``expires_at`` passed."""
+        self._notify("cogworker_job_expired", app=app, job=job, late=late)
+
+    def orphans_recovered(self, app: PluginHost, identity: str, count: int,
+                          jobs: Sequence[Payload] = ()) -> None:
         """Notification: a dead process's in-progress jobs were requeued."""
-        self._notify("cogworker_orphans_recovered", app=app, identity=identity, count=count)
+        self._notify("cogworker_orphans_recovered", app=app, identity=identity, count=count,
+                     jobs=list(jobs))
+
+    def job_discarded(self, app: PluginHost, job: Payload, exception: BaseException) -> None:
+        """Notification: a failed job was discarded (``retry_in`` said so)."""
+        self._notify("cogworker_job_discarded", app=app, job=job, exception=exception)
+
+    def job_progress(self, app: PluginHost, job: Payload, pct: float | None,
+                     message: str | None, fields: Mapping[str, str]) -> None:
+        """Notification: a running job reported progress or stored fields."""
+        self._notify("cogworker_job_progress", app=app, job=job, pct=pct, message=message,
+                     fields=fields)
+
+    def jobs_deleted(self, app: PluginHost, jids: Sequence[str], source: str) -> None:
+        """Notification: jobs were deleted through the API."""
+        if jids:
+            self._notify("cogworker_jobs_deleted", app=app, jids=list(jids), source=source)
+
+    def wants_jobs_deleted(self) -> bool:
+        """Whether an active plugin implements ``cogworker_jobs_deleted`` (a clear reads
+        the jids it deletes only then)."""
+        caller: pluggy.HookCaller = self._pm.hook.cogworker_jobs_deleted
+        return bool(caller.get_hookimpls())
 
     # -- web dashboard -----------------------------------------------------------------
 

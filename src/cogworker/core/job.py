@@ -21,6 +21,7 @@ from typing import Any, ClassVar, Generic, Protocol, overload
 
 from typing_extensions import TypeVar
 
+from cogworker.core.current_job import check_pct, running_job
 from cogworker.core.enqueuer import EnqueueHost, Enqueuer, P
 from cogworker.core.errors import JobDefinitionError
 from cogworker.core.job_options import check_reserved
@@ -267,6 +268,24 @@ class Job:
         """The job's work; a subclass defines it with its own parameters (no keyword-only
         ones, no ``**kwargs``: the arguments are stored as one positional list)."""
         raise NotImplementedError(f"{type(self).__name__} must define perform(self, ...)")
+
+    def progress(self, pct: float, message: str | None = None) -> None:
+        """Report how far along this run is (``pct`` from 0 to 100) and what it is doing,
+        for the ``status`` plugin (see :meth:`cogworker.CurrentJob.progress`). Outside a
+        worker's run (``perform`` called directly, say in a unit test) it is checked and
+        dropped."""
+        current = running_job()
+        if current is not None and current.jid == getattr(self, "jid", None):
+            current.progress(pct, message)
+        else:
+            check_pct(pct)
+
+    def store(self, **fields: object) -> None:
+        """Store ``fields`` (as strings) with this run's status (see
+        :meth:`cogworker.CurrentJob.store`); dropped outside a worker's run."""
+        current = running_job()
+        if current is not None and current.jid == getattr(self, "jid", None):
+            current.store(**fields)
 
     @classmethod
     def class_options(cls) -> dict[str, Any]:

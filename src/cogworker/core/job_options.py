@@ -6,7 +6,7 @@ attributes and ``options``, ``.set(...)``) must be *declared*, so a typo such as
 come from three places, none privileged over another:
 
 * cogworker itself (:data:`CORE_JOB_OPTIONS`: ``queue``, ``retry``, ``backtrace``,
-  ``time_limit``);
+  ``time_limit``, ``expires_in``, ``expires_at``);
 * plugins, through the ``cogworker_job_options`` hook (the ``unique`` plugin declares
   ``unique``, ``unique_for`` and ``unique_args``);
 * the app's own code, with :meth:`cogworker.App.declare_job_options`, for options that
@@ -66,6 +66,11 @@ def _is_time_limit(value: object) -> bool:
             and 0 < value < float("inf"))
 
 
+def _is_epoch(value: object) -> bool:
+    return (isinstance(value, int | float) and not isinstance(value, bool)
+            and 0 < value < float("inf"))
+
+
 def _is_queue(value: object) -> bool:
     return isinstance(value, str) and value != "" and not any(c.isspace() for c in value)
 
@@ -78,7 +83,13 @@ CORE_JOB_OPTIONS: tuple[JobOption, ...] = (
               "lines >= 0 to keep", _is_retry),
     JobOption("time_limit", "a finite number of seconds > 0 the job may run (see "
               "docs/explanation/delivery.md, time limits)", _is_time_limit),
+    JobOption("expires_in", "a finite number of seconds > 0 after which a job that has not "
+              "started is dropped, counted from when it is due", _is_time_limit),
+    JobOption("expires_at", "epoch seconds after which a job that has not started is "
+              "dropped; one call's option (.set(expires_at=...))", _is_epoch),
 )
+PER_CALL_OPTIONS = frozenset({"expires_at"})
+"""Options that only make sense for one call, refused at decoration."""
 CORE_OPTION_NAMES = frozenset(option.name for option in CORE_JOB_OPTIONS)
 RESERVED_OPTIONS = frozenset({"class", "args", "jid", "created_at", "enqueued_at", "at"})
 
@@ -132,6 +143,16 @@ def check_reserved(job: str, options: Mapping[str, Any]) -> None:
     if bad:
         raise JobDefinitionError(
             f"job {job!r}: option(s) {sorted(bad)} are set by cogworker itself; remove them")
+
+
+def check_declarable(job: str, options: Mapping[str, Any]) -> None:
+    """A one-call option (``expires_at``) cannot be declared on the job itself."""
+    per_call = PER_CALL_OPTIONS.intersection(options)
+    if per_call:
+        raise JobDefinitionError(
+            f"job {job!r}: {sorted(per_call)[0]} is a time for one call; give it with "
+            f".set({sorted(per_call)[0]}=...) when enqueuing, or declare expires_in=SECONDS "
+            "on the job")
 
 
 def check_values(job: str, options: Mapping[str, Any], catalog: OptionCatalog,

@@ -26,12 +26,18 @@ T = TypeVar("T")
 
 @dataclass(slots=True)
 class PushContext:
-    """One push on its way through the client chain."""
+    """One push on its way through the client chain.
+
+    ``bulk``: part of a ``push_bulk``, whose jobs are stored together after every one of
+    them went through the chain (so ``call_next()`` returning means "accepted", not yet
+    "stored"): a middleware that writes per push should gather such pushes instead.
+    """
 
     app: PluginHost
     job: Payload
     queue: str
     scheduled_at: float | None = None
+    bulk: bool = False
 
 
 @dataclass(slots=True)

@@ -149,7 +149,9 @@ def normalize(item: Mapping[str, Any], now: float | None = None) -> Payload:
 
 def complete(job: Payload, now: float) -> Payload:
     """Fill in, in place, what ``job`` (class and checked args set) lacks: queue, jid,
-    retry and created_at. Raises :class:`PayloadError` for a queue that is not a name."""
+    retry, created_at, and ``expires_at`` from ``expires_in``. Raises
+    :class:`PayloadError` for a queue that is not a name or a job that would expire before
+    it is due."""
     queue = job.setdefault("queue", DEFAULT_QUEUE)
     if not queue or not isinstance(queue, str):
         raise PayloadError(f"queue must be a non-empty string, not {queue!r}", repr(job))
@@ -158,7 +160,28 @@ def complete(job: Payload, now: float) -> Payload:
     if job.get("retry") is None:
         job["retry"] = True
     job.setdefault("created_at", now)
+    if "expires_in" in job or "expires_at" in job:
+        stamp_expiry(job, now)
     return job
+
+
+def stamp_expiry(job: Payload, now: float) -> None:
+    """Turn ``expires_in`` into the absolute ``expires_at`` (counted from when the job is
+    due: its ``at``, or now), and refuse a job that would expire before it is due."""
+    due = job.get("at")
+    due = float(due) if isinstance(due, int | float) and not isinstance(due, bool) else now
+    expires_in = job.pop("expires_in", None)
+    if "expires_at" not in job and expires_in is not None:
+        job["expires_at"] = due + float(expires_in)
+    expires_at = job["expires_at"]
+    if isinstance(expires_at, bool) or not isinstance(expires_at, int | float):
+        raise PayloadError(f"job {job.get('class')!r}: expires_at must be epoch seconds, "
+                           f"not {expires_at!r}", repr(job))
+    if expires_at <= due:
+        raise PayloadError(
+            f"job {job.get('class')!r} would expire at {expires_at!r}, before it is due at "
+            f"{due!r}, so it could never run; give a later expires_at or a longer expires_in",
+            repr(job))
 
 
 def resolve_at(when: float, now: float) -> float:

@@ -43,7 +43,8 @@ logger = logging.getLogger(__name__)
 
 ENTRY_POINT_GROUP = "cogworker"
 BUILTIN_PLUGINS: tuple[str, ...] = ("basic", "reliable", "redis", "unique", "periodic-locks",
-                                  "memory")
+                                  "memory", "status", "attempts", "history", "otel",
+                                  "metrics")
 """The entry points cogworker's own metadata declares: only to tell a broken install."""
 LOCAL_SUFFIX = ":"
 LOCAL_DISTRIBUTION = "(local module)"

@@ -24,6 +24,7 @@ from cogworker.core.job import Job, JobDefinition, default_name, split_options
 from cogworker.core.job_options import (
     CORE_OPTION_NAMES,
     OptionCatalog,
+    check_declarable,
     check_values,
     where_defined,
 )
@@ -162,7 +163,9 @@ class JobRegistry:
             )
         if target.perform is Job.perform:
             raise JobDefinitionError(f"job class {target.__qualname__} must define perform()")
-        stored, local = split_options(job_name, {**target.class_options(), **options})
+        declared = {**target.class_options(), **options}
+        check_declarable(job_name, declared)
+        stored, local = split_options(job_name, declared)
         return JobDefinition(
             name=job_name,
             target=target,
@@ -185,6 +188,7 @@ class JobRegistry:
         for hook_name, hook in (("retry_in", retry_in), ("retries_exhausted", retries_exhausted)):
             if hook is not None and not callable(hook):
                 raise JobDefinitionError(f"job {job_name!r}: {hook_name} must be a callable")
+        check_declarable(job_name, options)
         stored, local = split_options(job_name, options)
         return JobDefinition(
             name=job_name,

@@ -57,6 +57,7 @@ class Settings:
     cluster: bool = False
     concurrency: int = 10
     queues: tuple[str, ...] = ("default",)
+    strict_queue_order: bool = False
     fetch: str = "reliable"
     fetch_idle_max_interval: float = 1.0
     push_busy_wait: float = DEFAULT_PUSH_BUSY_WAIT
@@ -95,6 +96,13 @@ class Settings:
                 self.heartbeat_ttl,
                 f"a number of seconds greater than heartbeat_interval "
                 f"({self.heartbeat_interval!r}), so a live process never looks dead",
+            )
+        if self.strict_queue_order and len(set(self.queues)) != len(self.queues):
+            raise ConfigurationError(
+                "queues",
+                self.queues,
+                "each queue listed once with strict_queue_order (--strict): it always "
+                "takes from the first non-empty queue, so a weight would mean nothing",
             )
         for name in _FLOAT_FIELDS:
             object.__setattr__(self, name, float(getattr(self, name)))
@@ -302,6 +310,7 @@ _RULES: dict[str, _Rule] = {
         per_item=True,
         min_items=1,
     ),
+    "strict_queue_order": _Rule("true or false", _is_bool),
     "fetch": _Rule(f"a fetch plugin name made of {_PLUGIN_NAME_TEXT}", _is_plugin_name),
     "fetch_idle_max_interval": _seconds_above_zero(),
     "push_busy_wait": _Rule(

@@ -57,8 +57,9 @@ class BasicFetcher:
     reliable = False
 
     def __init__(self, broker: Broker, identity: str, *, relock: Relock | None = None,
-                 rng: random.Random | None = None) -> None:
+                 rng: random.Random | None = None, strict: bool = False) -> None:
         self._broker = broker
+        self._strict = strict
         self.identity = identity
         self.relock = relock
         self._rng = rng or random.Random()
@@ -72,7 +73,8 @@ class BasicFetcher:
     def fetch(self, queues: Sequence[str], timeout: float, max_jobs: int = 1) -> list[UnitOfWork]:
         """Pop one job, blocking up to ``timeout`` on all queues at once (``max_jobs`` is
         ignored: a popped job only lives in memory, so we never take more than one)."""
-        order = fetch_order(unpaused(queues, self._broker.queues.paused()), self._rng)
+        order = fetch_order(unpaused(queues, self._broker.queues.paused()), self._rng,
+                            self._strict)
         if not order or self._closed.is_set():
             self._closed.wait(min(timeout, ALL_PAUSED_PAUSE))
             return []
@@ -151,4 +153,5 @@ def _queue_of(payload: Mapping[str, Any]) -> str:
 @hookimpl(trylast=True)  # type: ignore[untyped-decorator, unused-ignore]
 def cogworker_make_fetcher(app: PluginHost, broker: Broker) -> BasicFetcher:
     """The basic fetcher: it runs on every broker (the last resort of the fetch slot)."""
-    return BasicFetcher(broker, app.identity, relock=hook_relock(app))
+    return BasicFetcher(broker, app.identity, relock=hook_relock(app),
+                        strict=app.settings.strict_queue_order)

@@ -31,6 +31,7 @@ from cogworker.core.broker import (
     Relock,
     SortedSetName,
     UnitOfWork,
+    WakeupListener,
 )
 from cogworker.core.errors import BrokerFullError, UnsupportedCommandError
 from cogworker.core.markers import hookimpl
@@ -38,7 +39,6 @@ from cogworker.core.plugin_host import PluginHost, PluginHostBase
 from cogworker.core.plugin_options import AliasedOption, read_plugin_options
 from cogworker.fetchers.basic import BasicFetcher
 from cogworker.fetchers.recovery import hook_relock, process_recovery, recovery_pass
-from cogworker.fetchers.wakeup import WakeupListener
 from cogworker.fetchers.weighted import ALL_PAUSED_PAUSE, fetch_order
 
 PLUGIN_NAME = "reliable"
@@ -61,9 +61,11 @@ class ReliableFetcher:
     name = "reliable"
 
     def __init__(self, broker: Broker, identity: str, *, relock: Relock | None = None,
-                 idle_max_interval: float = 1.0, rng: random.Random | None = None) -> None:
+                 idle_max_interval: float = 1.0, rng: random.Random | None = None,
+                 strict: bool = False) -> None:
         self._broker = broker
         self._held = broker.held
+        self._strict = strict
         self.identity = identity
         self.relock = relock
         self.idle_max_interval = idle_max_interval
@@ -104,7 +106,7 @@ class ReliableFetcher:
             logger.warning("reliable fetch isn't supported by this broker (%s); falling back "
                            "to basic (a job is lost if its process dies mid-job)", reason)
             self._basic = BasicFetcher(self._broker, self.identity, relock=self.relock,
-                                       rng=self._rng)
+                                       rng=self._rng, strict=self._strict)
             self.reliable = False
             self._wakeups.close()
         return self._basic
@@ -130,7 +132,7 @@ class ReliableFetcher:
 
     def _fetch_reliably(self, queues: Sequence[str], timeout: float,
                         max_jobs: int) -> list[UnitOfWork]:
-        order = fetch_order(queues, self._rng)
+        order = fetch_order(queues, self._rng, self._strict)
         batch = self._held.claim(self.identity, order, max_jobs)
         if batch.works:
             return list(batch.works)
@@ -273,4 +275,5 @@ def cogworker_make_fetcher(app: PluginHost, broker: Broker) -> ReliableFetcher:
     """The reliable fetcher on any broker (it falls back to basic where jobs cannot be
     held)."""
     return ReliableFetcher(broker, app.identity, relock=hook_relock(app),
-                           idle_max_interval=idle_max_interval(app))
+                           idle_max_interval=idle_max_interval(app),
+                           strict=app.settings.strict_queue_order)

@@ -127,6 +127,9 @@ def enqueue_slot(app: App, entry: PeriodicEntry, slot: int, jid: str,
                  previous_slot: int | None, rollbacks: PendingRollbacks) -> str | None:
     """Push the job of a won slot through the client path; roll back and re-raise on error."""
     payload = slot_payload(entry, slot, jid)
+    definition = app.registry.get(entry.job_name)
+    if definition is not None and "expires_in" in definition.options:
+        payload["expires_in"] = definition.options["expires_in"]  # counted from the slot's push
     try:
         pushed = app.push(payload)
     except Exception:

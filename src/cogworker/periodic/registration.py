@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, cast
 
-from cogworker.core.errors import JobArgumentError, PeriodicEntryError
+from cogworker.core.errors import JobArgumentError, JobCallError, PeriodicEntryError
 from cogworker.core.job import Job, JobFunction
 from cogworker.core.payload import DEFAULT_QUEUE, check_json_args
 from cogworker.core.periodic_types import PeriodicEntry
@@ -152,6 +152,7 @@ def register(
     schedule: processes with different schedules would erase each other's rows.
     """
     entry = make_entry(cron, job, args=args, retry=retry, unique=unique, queue=queue)
+    check_args_fit(app, entry)
     registry = registry_of(app)
     if replace:
         registry.entries.clear()
@@ -168,6 +169,18 @@ def configured_entries(app: App) -> list[PeriodicEntry]:
         raise PeriodicEntryError(None, None, f"plugin_options.periodic.entries must be a list "
                                  f"of tables, not {raw_entries!r}")
     return [_entry_from_config(index, item) for index, item in enumerate(raw_entries)]
+
+
+def check_args_fit(app: App, entry: PeriodicEntry) -> None:
+    """Refuse an entry whose ``args`` do not bind to its job's parameters, when this app
+    registered the job (a job name registered only by another service is not checked)."""
+    definition = app.registry.get(entry.job_name)
+    if definition is None:
+        return
+    try:
+        definition.call.positional(entry.args, {}, shown=f"args={entry.args!r}")
+    except JobCallError as exc:
+        raise PeriodicEntryError(entry.cron, entry.job_name, str(exc)) from None
 
 
 def _entry_from_config(index: int, item: object) -> PeriodicEntry:
@@ -192,6 +205,8 @@ def all_entries(app: App) -> list[PeriodicEntry]:
     entries: dict[str, PeriodicEntry] = dict(registry_of(app).entries)
     for entry in configured_entries(app):
         entries.setdefault(entry.pjid, entry)
+    for entry in entries.values():  # jobs registered after their entry are checked here
+        check_args_fit(app, entry)
     return list(entries.values())
 
 

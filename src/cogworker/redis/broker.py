@@ -180,8 +180,7 @@ class RedisBroker:
 
     def extension(self, key: Extension[T]) -> T | None:
         """The optional facet ``key`` names (:mod:`cogworker.redis.extensions`), or None."""
-        store = self._extensions.get(key)
-        return store  # type: ignore[return-value]  # the key was declared with its type
+        return self._extensions.get(key)  # type: ignore[return-value]  # keyed with its type
 
     def close(self) -> None:
         """Disconnect every pooled and push connection (they reopen if used again)."""

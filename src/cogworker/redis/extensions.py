@@ -12,13 +12,21 @@ from typing import Any
 
 import redis
 
-from cogworker.core.broker import Extension
+from cogworker.core.broker import ATTEMPTS, HISTORY, METRICS, STATUS, Extension
+from cogworker.redis.attempts_store import RedisAttemptStore
+from cogworker.redis.history_store import RedisHistoryStore
 from cogworker.redis.keys import KeySchema
+from cogworker.redis.metrics_store import RedisMetricsStore
 from cogworker.redis.scripts import Scripts
+from cogworker.redis.status_store import RedisStatusStore
 
 
 def build_extensions(client: redis.Redis, keys: KeySchema,
                      scripts: Scripts) -> dict[Extension[Any], object]:
     """One store per optional facet this broker provides, keyed by the facet's key."""
     extensions: dict[Extension[Any], object] = {}
+    extensions[STATUS] = RedisStatusStore(client, keys)
+    extensions[ATTEMPTS] = RedisAttemptStore(client, keys)
+    extensions[HISTORY] = RedisHistoryStore(client, keys, scripts)
+    extensions[METRICS] = RedisMetricsStore(client, keys, scripts)
     return extensions

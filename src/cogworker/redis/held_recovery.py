@@ -145,7 +145,9 @@ class Recovery:
             nonlocal moved
             status, head = self._requeue_orphan(identity, raw, options, relock, report,
                                                 vouched)
-            moved += status == "requeued"
+            if status == "requeued":
+                moved += 1
+                report.requeued.setdefault(identity, []).append(raw)
             return head
 
         try:

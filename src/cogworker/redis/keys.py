@@ -94,6 +94,27 @@ class KeySchema:
     def throughput(self, hour: int) -> str:
         return self._k("throughput", str(hour))
 
+    # metrics plugin -----------------------------------------------------------------------
+    def metrics_bucket(self, step: int, number: int) -> str:
+        """The hash of one minute (``step`` 60) or hour (3600) of per-series metrics:
+        ``metrics:m:<epoch minute>`` / ``metrics:h:<epoch hour>``."""
+        return self._k("metrics", "m" if step == 60 else "h", str(number))
+
+    @property
+    def metrics_totals(self) -> str:
+        """The hash of per-series running totals (and recovered orphans)."""
+        return self._k("metrics", "totals")
+
+    @property
+    def metrics_rank(self) -> str:
+        """Sorted set: series (``class<US>queue``) scored by their runs ever."""
+        return self._k("metrics", "rank")
+
+    @property
+    def metrics_names(self) -> str:
+        """Sorted set: the same series, all scored 0, for a lexical range by class."""
+        return self._k("metrics", "names")
+
     # processes ----------------------------------------------------------------------------
     @property
     def processes(self) -> str:
@@ -175,6 +196,23 @@ class KeySchema:
 
     def job_attempts(self, jid: str) -> str:
         return self._k("job_attempts", jid)
+
+    # job status ---------------------------------------------------------------------------
+    def status_bucket(self, bucket: int) -> str:
+        """The hash of the statuses written in one time bucket (jid -> JSON record)."""
+        return self._k("status", str(bucket))
+    # run history (see cogworker.redis.history_store) ------------------------------------
+    @property
+    def history_runs(self) -> str:
+        return self._k("history", "runs")
+
+    @property
+    def history_index(self) -> str:
+        return self._k("history", "index")
+
+    def history_daily(self, day: str) -> str:
+        """Runs per UTC day ``YYYY-MM-DD`` (the Ruby gem's key)."""
+        return self._k("history", "daily", day)
 
     # periodic -----------------------------------------------------------------------------
     @property

@@ -3,6 +3,7 @@ of one test's key namespace. The plugin calls these; nothing else in it knows Re
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,8 +18,13 @@ DELETE_BATCH = 500
 @contextmanager
 def session_server(directory: Path) -> Iterator[str]:
     """Run a private redis-server in ``directory`` (no persistence) and yield its URL;
-    stopped when the block ends."""
-    server = RedisServer(directory, appendonly=False, extra_args=("--save", ""))
+    stopped when the block ends.
+
+    The server wants a password, fresh for each session and carried in the URL, so other
+    local users cannot reach the test data through its loopback port.
+    """
+    server = RedisServer(directory, appendonly=False, extra_args=("--save", ""),
+                         password=secrets.token_urlsafe(24))
     with server:
         yield server.url
 

@@ -118,7 +118,8 @@ def recover_dead_neighbours(app: App, fetcher: Fetcher, own_identity: str) -> li
                        "or reused); put back %d job(s) it left in progress", identity,
                        report.moved)
         if report.moved:
-            app.hooks.orphans_recovered(app, identity, report.moved)
+            app.hooks.orphans_recovered(app, identity, report.moved,
+                                        report.requeued_jobs(identity))
         if not (report.failures or report.connection_lost or report.failed):
             forget(app, identity)
     return dead

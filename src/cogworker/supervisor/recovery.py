@@ -72,7 +72,8 @@ class ChildRecovery:
         if report.moved:
             logger.warning("put back %d job(s) left in progress by dead child %s", report.moved,
                            identity)
-            self.app.hooks.orphans_recovered(self.app, identity, report.moved)
+            self.app.hooks.orphans_recovered(self.app, identity, report.moved,
+                                             report.requeued_jobs(identity))
         if report.parked or report.buried:
             logger.warning("%d job(s) of dead child %s were orphaned too often and go to dead",
                            report.parked + len(report.buried), identity)

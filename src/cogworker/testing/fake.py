@@ -22,6 +22,7 @@ from cogworker.core.errors import EmptyQueueError, TestingError
 from cogworker.core.payload import Payload
 from cogworker.worker.death import extend_job_locks, notify_death, release_job_locks
 from cogworker.worker.executor import WHILE_EXECUTING_DELAY
+from cogworker.worker.expiry import drop_if_expired
 from cogworker.worker.failures import Decision, Outcome, decide, failed_payload
 
 if TYPE_CHECKING:
@@ -47,8 +48,15 @@ class FakeRuns:
         testing = self.app.testing
         return testing.now() if testing.frozen else None
 
+    def _take_due(self, name: str | None) -> Payload | None:
+        """The next due job, dropping the expired ones on the way (as a worker would)."""
+        while (job := self.recorded.take_due(name, self._now())) is not None:
+            if not drop_if_expired(self.app, job):
+                return job
+        return None
+
     def perform_one(self, name: str) -> object:
-        job = self.recorded.take_due(name, self._now())
+        job = self._take_due(name)
         if job is None:
             raise EmptyQueueError(self._empty_message(name))
         return self._run(job)
@@ -61,7 +69,7 @@ class FakeRuns:
 
     def _drain(self, name: str | None, limit: int) -> int:
         ran = 0
-        while (job := self.recorded.take_due(name, self._now())) is not None:
+        while (job := self._take_due(name)) is not None:
             if ran >= limit:
                 self.recorded.add(job)
                 raise TestingError(
@@ -96,6 +104,7 @@ class FakeRuns:
         stored = failed_payload(job, exc, now)
         if decision.outcome is Outcome.DISCARD:
             release_job_locks(self.app, stored, "discarded")
+            self.app.hooks.job_discarded(self.app, stored, exc)
         elif decision.outcome is Outcome.RETRY:
             self._record_retry(stored, exc, decision, now)
         else:

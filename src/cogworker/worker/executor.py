@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from cogworker.core.broker import UnitOfWork
+from cogworker.core.current_job import run_as_current, running
 from cogworker.core.errors import PayloadError
 from cogworker.core.middleware import JobContext, run_chain
 from cogworker.core.outage import OutageLog
@@ -37,6 +38,7 @@ from cogworker.core.payload import (
 )
 from cogworker.worker.death import extend_job_locks, release_job_locks
 from cogworker.worker.event_loop import EventLoopThread
+from cogworker.worker.expiry import drop_if_expired
 from cogworker.worker.failures import (
     INTERRUPT_DELAY,
     Decision,
@@ -98,6 +100,8 @@ class JobRunner:
             return self._bury_unparseable(work, exc)
         jid, job_class = job.get("jid"), job.get("class")
         extra = {"jid": jid, "queue": work.queue, "job_class": job_class}
+        if "expires_at" in job and drop_if_expired(self.app, job):
+            return ACK
         if self._must_wait(job):
             return self._postpone(work, job)
         job_log.start(job_class, jid, work.queue, extra)
@@ -189,10 +193,11 @@ class JobRunner:
         ctx.instance = definition.instantiate(str(ctx.job.get("jid")), ctx.job)
         limit = job_time_limit(ctx.job, self.app.settings.job_time_limit, definition.options)
         label = f"{ctx.job.get('class')} jid={ctx.job.get('jid')}"
-        with self.time_limits.sync_limit(limit, label):
+        with running(self.app, ctx.job) as current, self.time_limits.sync_limit(limit, label):
             result = definition.perform_callable(ctx.instance)(*ctx.job.get("args", []))
         if inspect.isawaitable(result):
-            return self.event_loop.run(run_limited(result, limit, label))
+            return self.event_loop.run(run_limited(run_as_current(current, result), limit,
+                                                   label))
         return result
 
     # failures ------------------------------------------------------------------------------
@@ -212,6 +217,7 @@ class JobRunner:
                            job.get("class"), job.get("jid"), work.queue, type(exc).__name__,
                            stored["error_message"][:500], extra=extra, exc_info=exc)
             release_job_locks(self.app, stored, "discarded")
+            self.hooks.job_discarded(self.app, stored, exc)
             return ACK
         set_name: Literal["retry", "dead"] = (
             "retry" if decision.outcome is Outcome.RETRY else "dead")

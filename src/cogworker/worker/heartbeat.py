@@ -75,14 +75,19 @@ class Heartbeat:
         *,
         worker: WorkerHandle,
         on_stop: Callable[[], None],
+        on_beat: Callable[[], None] | None = None,
         continuity: BeatContinuity | None = None,
     ) -> None:
+        """``on_beat``: called after each successful beat (the systemd watchdog ping)."""
         self.app = app
         self.identity = app.identity
         self._manager = manager
         self._outages = outages
         self._holds_jobs = holds_jobs
         self._worker = worker
+        self._on_beat = on_beat
+        self.ready = False
+        """Whether the process fetches (set by the launcher): what a readiness check reads."""
         self._started_at: float | None = None
         self._has_beaten = False
         self._stopping = threading.Event()
@@ -157,6 +162,8 @@ class Heartbeat:
         self.last_error = None
         self._has_beaten = True
         self._outages.recovered(SITE)
+        if self._on_beat is not None:
+            self._on_beat()
         self._write_work(settings.heartbeat_ttl)
         self._run_hooks()
         return True
@@ -225,6 +232,10 @@ class Heartbeat:
             "rss_kb": resident_memory_kb(),
             "version": __version__,
             "identity": self.identity,
+            # what `cogworker health` judges this record by, whatever the prober's settings
+            "heartbeat_interval": settings.heartbeat_interval,
+            "heartbeat_ttl": settings.heartbeat_ttl,
+            "ready": self.ready,
             **lineage.process_facts(),  # boot_id, supervisor: grouping and start-up recovery
         }
 

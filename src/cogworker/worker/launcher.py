@@ -6,12 +6,15 @@ Start order (a process never fetches before it has a presence key):
 hook) and the Manager; 4. the heartbeat, blocking until the first beat succeeds (a stop
 token while waiting aborts start-up, a quiet token is applied; a refused password ends
 start-up with exit status 1); 5. the ``startup`` hooks, the start-up line and the lines
-naming the jobs and cron entries, the Manager's processor threads, the poller; 6. the main
-thread watches tokens until ``stop`` (with ``burst``, also until nothing is left to do).
+naming the jobs and cron entries, the Manager's processor threads, the poller; then the
+process reads as ready (its presence record says so at once, and systemd hears ``READY=1``
+when ``NOTIFY_SOCKET`` is set); 6. the main thread watches tokens until ``stop`` (with
+``burst``, also until nothing is left to do).
 
-Stop order: Manager (drain up to ``timeout``, requeue what is unfinished) → ``shutdown``
-hooks → poller → heartbeat (remote control, presence removed) → fetcher closed. The
-heartbeat keeps beating during the drain, so the process stays visible while jobs finish.
+Stop order: not ready any more (systemd hears ``STOPPING=1``) → Manager (drain up to
+``timeout``, requeue what is unfinished) → ``shutdown`` hooks → poller → heartbeat (remote
+control, presence removed) → fetcher closed. The heartbeat keeps beating during the drain,
+so the process stays visible (live, not ready) while jobs finish.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from cogworker.app import make_identity
 from cogworker.core.errors import BrokerAuthenticationError
 from cogworker.core.outage import OutageLog
 from cogworker.core.payload import Payload, dumps
+from cogworker.supervisor import lineage
 from cogworker.supervisor.child_plugin import PLUGIN_NAME as PROCESS_PLUGIN_NAME
 from cogworker.worker import signals
 from cogworker.worker.beat_continuity import BeatContinuity
@@ -38,6 +42,7 @@ from cogworker.worker.burst import LOOK_INTERVAL, BurstWatch
 from cogworker.worker.heartbeat import Heartbeat
 from cogworker.worker.manager import Manager
 from cogworker.worker.poller import Poller
+from cogworker.worker.service_notify import ServiceNotifier
 from cogworker.worker.ticker import Ticker
 
 if TYPE_CHECKING:
@@ -71,6 +76,7 @@ class Launcher:
         self.heartbeat: Heartbeat | None = None
         self.poller: Poller | None = None
         self.ticker: Ticker | None = None
+        self.notifier = ServiceNotifier.from_environment(supervised=lineage.current() is not None)
         self.started = threading.Event()
         """Set once every thread runs and the start-up line is logged."""
 
@@ -125,7 +131,8 @@ class Launcher:
         ticker = self.ticker = Ticker(self.app, manager, self.outages, poller.ready_for_ticker)
         heartbeat = self.heartbeat = Heartbeat(
             self.app, manager, self.outages, fetcher.holds_jobs,
-            worker=self, on_stop=self.request_stop, continuity=continuity,
+            worker=self, on_stop=self.request_stop, on_beat=self.notifier.watchdog,
+            continuity=continuity,
         )
         # A TERM may have come while the app was imported (``cogworker run`` installs the
         # handlers first); quiet tokens are applied here, now that the manager exists.
@@ -143,6 +150,9 @@ class Launcher:
         manager.start()
         poller.start()
         ticker.start()
+        heartbeat.ready = True
+        heartbeat.publish_state()  # a readiness probe sees it now, not at the next beat
+        self.notifier.ready()
         self.started.set()
         return True
 
@@ -192,6 +202,10 @@ class Launcher:
     # stop ----------------------------------------------------------------------------------
     def _stop(self) -> None:
         """Each step runs even when an earlier one failed."""
+        self.notifier.stopping()
+        if self.heartbeat is not None:
+            self.heartbeat.ready = False  # draining: live, but not ready
+            self.heartbeat.publish_state()
         if self.ticker is not None:
             self.ticker.stop()  # a leaving process claims no new cron slot
         if self.manager is not None:

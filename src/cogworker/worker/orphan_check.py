@@ -160,4 +160,5 @@ class OrphanCheck:
 
     def _notify_recovered(self, report: RecoveryReport) -> None:
         for identity, count in sorted(report.recovered.items()):
-            self.app.hooks.orphans_recovered(self.app, identity, count)
+            self.app.hooks.orphans_recovered(self.app, identity, count,
+                                             report.requeued_jobs(identity))

@@ -207,7 +207,10 @@ class Ticker:
         ):
             return
         if result.outcome is ClaimOutcome.WON:
-            enqueue_slot(self.app, entry, slot, jid, result.previous_slot, self.rollbacks)
+            pushed = enqueue_slot(self.app, entry, slot, jid, result.previous_slot,
+                                  self.rollbacks)
+            if pushed is not None:
+                self.app.hooks.periodic_fired(self.app, entry, slot, now - slot)
         state.handled_slot = slot
 
     def _blocked_too_long(self, entry: PeriodicEntry, state: _EntryState, slot: int) -> bool:

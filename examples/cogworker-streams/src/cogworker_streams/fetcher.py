@@ -26,6 +26,7 @@ from cogworker.core.broker import (
     Relock,
     SortedSetName,
     UnitOfWork,
+    WakeupListener,
 )
 from cogworker.core.errors import BrokerError, BrokerUnavailableError, UnsupportedCommandError
 from cogworker_streams.deliveries import Deliveries, read_pending
@@ -40,7 +41,6 @@ from cogworker_streams.names import (
 )
 from cogworker_streams.recovery import StreamsRecovery
 from cogworker_streams.settle import Outcome, SettleBatch
-from cogworker_streams.wakeups import WakeupListener
 
 logger = logging.getLogger(__name__)
 
@@ -80,7 +80,7 @@ class StreamsFetcher:
         self._rng = rng or random.Random()
         self._deliveries = Deliveries()
         self._recovery = StreamsRecovery(broker, self._keys, identity, relock)
-        self._wakeups = WakeupListener(broker.queues)
+        self._wakeups = WakeupListener(broker.queues, thread_name="cogworker-streams-wakeup")
         # whose streams may hold entries of ours; replaced, never changed in place, so other
         # threads read it without a lock
         self._queues_seen: frozenset[str] = frozenset()

@@ -40,6 +40,13 @@ Vocabulary every facet shares:
 
 from __future__ import annotations
 
+from cogworker.core.broker.attempts import (
+    ATTEMPT_OUTCOMES,
+    ATTEMPTS,
+    Attempt,
+    AttemptOutcome,
+    AttemptStore,
+)
 from cogworker.core.broker.composite import LOCATE_WINDOW, Broker, Extension
 from cogworker.core.broker.factory import (
     NO_URL,
@@ -58,7 +65,27 @@ from cogworker.core.broker.held import (
     RecoveryReport,
     StepFailure,
 )
+from cogworker.core.broker.history import (
+    HISTORY,
+    RUN_STATUSES,
+    SORT_KEYS,
+    DailyCount,
+    HistoryPage,
+    HistoryQuery,
+    HistoryRecord,
+    HistoryRetention,
+    HistoryStore,
+)
 from cogworker.core.broker.locks import LockClaim, LockPage, LockRecord, LockStore, Relock
+from cogworker.core.broker.metrics import (
+    METRICS,
+    MetricsBatch,
+    MetricsStore,
+    RunningTotals,
+    SeriesKey,
+    Timings,
+    WindowBucket,
+)
 from cogworker.core.broker.periodic import PeriodicStore, running_lock_name
 from cogworker.core.broker.processes import (
     SIGNALS,
@@ -81,35 +108,63 @@ from cogworker.core.broker.records import (
 )
 from cogworker.core.broker.sets import DEFER_DELAY, GraduationReport, JobSets, SetEntry
 from cogworker.core.broker.stats import THROUGHPUT_HOURS_KEPT, HourlyCount, StatsStore, StatsTotals
+from cogworker.core.broker.status import (
+    JOB_STATES,
+    STATUS,
+    JobState,
+    StatusRecord,
+    StatusStore,
+)
 from cogworker.core.broker.subscription import Subscription
+from cogworker.core.broker.wakeups import WakeupListener
 
 SignalSubscription = Subscription
 """The subscription :meth:`ProcessRegistry.subscribe_signals` yields (its older name)."""
 
 __all__ = [
+    "ATTEMPTS",
+    "ATTEMPT_OUTCOMES",
     "DEFER_DELAY",
+    "HISTORY",
+    "JOB_STATES",
     "LIVE_QUEUE_WINDOW",
     "LOCATE_WINDOW",
+    "METRICS",
     "NO_URL",
     "ORPHAN_COUNTER_TTL",
+    "RUN_STATUSES",
     "SIGNALS",
     "SORTED_SET_NAMES",
+    "SORT_KEYS",
+    "STATUS",
     "THROUGHPUT_HOURS_KEPT",
+    "Attempt",
+    "AttemptOutcome",
+    "AttemptStore",
     "Broker",
     "BrokerSchemes",
     "ClaimBatch",
+    "DailyCount",
     "Extension",
     "Fetcher",
     "GraduatedSetName",
     "GraduationReport",
     "HeldJobStore",
+    "HistoryPage",
+    "HistoryQuery",
+    "HistoryRecord",
+    "HistoryRetention",
+    "HistoryStore",
     "HourlyCount",
     "JobSets",
+    "JobState",
     "LocatePage",
     "LockClaim",
     "LockPage",
     "LockRecord",
     "LockStore",
+    "MetricsBatch",
+    "MetricsStore",
     "PeriodicStore",
     "ProcessRecord",
     "ProcessRegistry",
@@ -119,18 +174,25 @@ __all__ = [
     "RecoveryReport",
     "Relock",
     "RunningJob",
+    "RunningTotals",
     "SearchHit",
     "SearchPage",
+    "SeriesKey",
     "SetEntry",
     "Sighting",
     "SignalSubscription",
     "SortedSetName",
     "StatsStore",
     "StatsTotals",
+    "StatusRecord",
+    "StatusStore",
     "StepFailure",
     "Subscription",
+    "Timings",
     "UnitOfWork",
+    "WakeupListener",
     "Whereabouts",
+    "WindowBucket",
     "WorkRecord",
     "running_lock_name",
     "scheme_owners",

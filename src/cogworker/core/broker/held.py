@@ -29,6 +29,8 @@ from typing import Protocol
 
 from cogworker.core.broker.locks import Relock
 from cogworker.core.broker.records import SortedSetName, UnitOfWork
+from cogworker.core.errors import PayloadError
+from cogworker.core.payload import Payload, decode
 
 ORPHAN_COUNTER_TTL = 7 * 24 * 3600
 """Seconds an orphan counter lives after its last bump (the original's 7 days)."""
@@ -74,14 +76,16 @@ class RecoveryReport:
     and ``Fetcher.recover_orphans``).
 
     ``moved``: jobs requeued; ``recovered``: of those, how many per dead holder (the caller
-    runs the ``orphans_recovered`` hook for each); ``parked``: jobs orphaned too often, set
-    aside for burial; ``buried``: dead records of jobs orphaned too often, as filed into
-    dead (run death hooks and lock releases for them); ``filed_dead``: handed-over failures
-    filed into dead, as stored (the same); ``failed``: jobs whose queue could not be written
-    (they stay held; the next pass tries again); ``unlisted_queues``: queues jobs were put
-    on that no live process reads; ``registry_read``: the holders registry (and the asked
-    ``scan``) were read in full; ``connection_lost``: the store became unreachable during
-    the pass; ``failures``: steps that failed for another reason, skipped.
+    runs the ``orphans_recovered`` hook for each); ``requeued``: the raws of those jobs per
+    dead holder, as they were held (for the hook's ``jobs``); ``parked``: jobs orphaned too
+    often, set aside for burial; ``buried``: dead records of jobs orphaned too often, as
+    filed into dead (run death hooks and lock releases for them); ``filed_dead``:
+    handed-over failures filed into dead, as stored (the same); ``failed``: jobs whose queue
+    could not be written (they stay held; the next pass tries again); ``unlisted_queues``:
+    queues jobs were put on that no live process reads; ``registry_read``: the holders
+    registry (and the asked ``scan``) were read in full; ``connection_lost``: the store
+    became unreachable during the pass; ``failures``: steps that failed for another reason,
+    skipped.
     """
 
     moved: int = 0
@@ -91,9 +95,20 @@ class RecoveryReport:
     registry_read: bool = False
     connection_lost: bool = False
     recovered: dict[str, int] = field(default_factory=dict)
+    requeued: dict[str, list[str]] = field(default_factory=dict)
     parked: int = 0
     filed_dead: list[str] = field(default_factory=list)
     failures: list[StepFailure] = field(default_factory=list)
+
+    def requeued_jobs(self, identity: str) -> list[Payload]:
+        """The payloads of ``identity``'s requeued jobs (unreadable raws left out)."""
+        jobs = []
+        for raw in self.requeued.get(identity, ()):
+            try:
+                jobs.append(decode(raw))
+            except PayloadError:
+                continue
+        return jobs
 
 
 class HeldJobStore(Protocol):

@@ -21,7 +21,11 @@ from cogworker.core.hookspecs.broker import cogworker_broker_schemes, cogworker_
 from cogworker.core.hookspecs.fetch import cogworker_make_fetcher, cogworker_requeue_lock
 from cogworker.core.hookspecs.job_events import (
     cogworker_job_died,
+    cogworker_job_discarded,
+    cogworker_job_expired,
+    cogworker_job_progress,
     cogworker_job_retried,
+    cogworker_jobs_deleted,
     cogworker_orphans_recovered,
 )
 from cogworker.core.hookspecs.lifecycle import (
@@ -35,6 +39,7 @@ from cogworker.core.hookspecs.middleware import (
 )
 from cogworker.core.hookspecs.periodic import (
     cogworker_claim_periodic_slot,
+    cogworker_periodic_fired,
     cogworker_release_periodic_lock,
     cogworker_retake_periodic_lock,
     cogworker_rollback_periodic_claim,
@@ -82,11 +87,16 @@ __all__ = [
     "cogworker_extend_unique_lock",
     "cogworker_heartbeat",
     "cogworker_job_died",
+    "cogworker_job_discarded",
+    "cogworker_job_expired",
     "cogworker_job_options",
+    "cogworker_job_progress",
     "cogworker_job_retried",
+    "cogworker_jobs_deleted",
     "cogworker_make_broker",
     "cogworker_make_fetcher",
     "cogworker_orphans_recovered",
+    "cogworker_periodic_fired",
     "cogworker_release_periodic_lock",
     "cogworker_release_unique_lock",
     "cogworker_requeue_lock",

@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING
 from cogworker.core.markers import hookspec
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
     from cogworker.core.payload import Payload
     from cogworker.core.plugin_host import PluginHost
 
@@ -26,7 +28,7 @@ def cogworker_job_retried(app: PluginHost, job: Payload, exception: BaseExceptio
 
     Failure policy: isolated.
 
-    Implemented by builtin: none.
+    Implemented by builtin: status (``retrying``), attempts (a ``retrying`` entry).
 
     Example::
 
@@ -50,7 +52,8 @@ def cogworker_job_died(app: PluginHost, job: Payload, exception: BaseException) 
 
     Failure policy: isolated.
 
-    Implemented by builtin: none (the engine releases locks itself before this).
+    Implemented by builtin: status (``failed``), attempts (a ``dead`` or ``killed`` entry;
+    the engine releases locks itself before this).
 
     Example::
 
@@ -61,16 +64,119 @@ def cogworker_job_died(app: PluginHost, job: Payload, exception: BaseException) 
 
 
 @hookspec
-def cogworker_orphans_recovered(app: PluginHost, identity: str, count: int) -> None:
+def cogworker_job_expired(app: PluginHost, job: Payload, late: float) -> None:
+    """A fetched job was dropped without running: its ``expires_at`` had passed.
+
+    Called once per drop, by the worker that fetched it, after it was acknowledged (it is
+    gone from the queue) and its locks released.
+
+    :param app: the application.
+    :param job: the payload as fetched.
+    :param late: seconds between its ``expires_at`` and the fetch.
+
+    Failure policy: isolated.
+
+    Implemented by builtin: status (``expired``).
+
+    Example::
+
+        @cogworker.hookimpl
+        def cogworker_job_expired(app, job, late):
+            app.logger("acme").info("%s %s dropped, %.0fs too late", job["class"],
+                                    job["jid"], late)
+    """
+
+
+@hookspec
+def cogworker_job_discarded(app: PluginHost, job: Payload, exception: BaseException) -> None:
+    """A failed job was dropped: its ``retry_in`` answered ``"discard"``.
+
+    Called once, by the worker that ran it, after its locks were released; nothing was
+    written to retry or dead.
+
+    :param app: the application.
+    :param job: the payload with its failure fields (``error_class``, ``retry_count``...).
+    :param exception: what the job raised.
+
+    Failure policy: isolated.
+
+    Implemented by builtin: ``status`` (``failed``), ``attempts`` (a ``discarded`` entry).
+
+    Example::
+
+        @cogworker.hookimpl
+        def cogworker_job_discarded(app, job, exception):
+            app.logger("acme").info("dropped %s %s", job["class"], job["jid"])
+    """
+
+
+@hookspec
+def cogworker_job_progress(app: PluginHost, job: Payload, pct: float | None,
+                           message: str | None, fields: Mapping[str, str]) -> None:
+    """A running job reported progress (``job.progress``) or stored fields (``job.store``).
+
+    Called on the job's own thread, so an implementation must be quick (buffer, do not
+    write). ``pct`` (0 … 100) and ``message`` are None for a call that only stores fields.
+
+    :param app: the application.
+    :param job: the running job's payload.
+    :param pct: how far along it is, in percent, or None.
+    :param message: what it is doing, or None.
+    :param fields: fields to store with its status (strings), possibly empty.
+
+    Failure policy: isolated (a failing implementation never fails the job).
+
+    Implemented by builtin: ``status``.
+
+    Example::
+
+        @cogworker.hookimpl
+        def cogworker_job_progress(app, job, pct, message, fields):
+            if pct is not None:
+                progress_bar(job["jid"]).update(pct)
+    """
+
+
+@hookspec
+def cogworker_jobs_deleted(app: PluginHost, jids: Sequence[str], source: str) -> None:
+    """Jobs were deleted by a person or a program through the API (``cogworker retry
+    delete``, ``dead delete``, a ``clear``, the dashboard).
+
+    Called after the delete, with the jids of what was removed (for a ``clear`` of a large
+    set, in batches). Not called for jobs that leave a set by running.
+
+    :param app: the application.
+    :param jids: the deleted jobs' jids.
+    :param source: where they were deleted from: ``retry``, ``dead``, ``schedule`` or
+        ``queue:<name>``.
+
+    Failure policy: isolated.
+
+    Implemented by builtin: ``attempts`` (their trails go too).
+
+    Example::
+
+        @cogworker.hookimpl
+        def cogworker_jobs_deleted(app, jids, source):
+            audit.record("deleted", source, list(jids))
+    """
+
+
+@hookspec
+def cogworker_orphans_recovered(app: PluginHost, identity: str, count: int,
+                                jobs: Sequence[Payload]) -> None:
     """Jobs left in progress by a dead process were put back on their queues.
 
     :param app: the application.
     :param identity: the dead process.
     :param count: how many jobs.
+    :param jobs: their payloads, as requeued (a stored job that is not readable JSON is
+        counted but not listed).
 
     Failure policy: isolated.
 
-    Implemented by builtin: none.
+    Implemented by builtin: ``status`` (sets them back to ``queued``, one write), metrics
+    (``cogworker_orphans_recovered_total``).
 
     Example::
 

@@ -21,7 +21,8 @@ def cogworker_startup(worker: WorkerHandle) -> None:
 
     Failure policy: isolated.
 
-    Implemented by builtin: none.
+    Implemented by builtin: status, history, metrics (each starts its once-a-second
+    writer).
 
     Example::
 
@@ -58,7 +59,9 @@ def cogworker_shutdown(worker: WorkerHandle) -> None:
 
     Failure policy: isolated.
 
-    Implemented by builtin: unique, periodic-locks (a last try at deferred releases).
+    Implemented by builtin: unique, periodic-locks (a last try at deferred releases),
+    status (running jobs become ``interrupted``; its last write), history, metrics (their
+    last write).
 
     Example::
 

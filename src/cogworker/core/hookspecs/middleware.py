@@ -28,7 +28,9 @@ def cogworker_client_middleware(app: PluginHost) -> ClientMiddleware | None:
 
     Failure policy: propagates (an exception in the chain fails the push).
 
-    Implemented by builtin: none (unique locks have their own hooks, called first).
+    Implemented by builtin: status (``queued``/``scheduled`` after the push), otel (the
+    ``send <queue>`` span, which writes the payload's ``otel`` field; unique locks have
+    their own hooks, called first).
 
     Example::
 
@@ -55,7 +57,9 @@ def cogworker_server_middleware(app: PluginHost) -> ServerMiddleware | None:
 
     Failure policy: an exception from a middleware is the job's failure (retry/dead).
 
-    Implemented by builtin: none.
+    Implemented by builtin: history, metrics (``tryfirst``: outermost, so each times every
+    run), status (``working``, then ``complete`` or the failure), otel (the
+    ``process <queue>`` span).
 
     Example::
 

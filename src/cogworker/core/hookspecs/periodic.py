@@ -138,3 +138,31 @@ def cogworker_release_periodic_lock(app: PluginHost, job: Payload) -> None:
             if "acme_cron" in job:
                 app.broker.locks.release(f"acme:cron:{job['acme_cron']}", job["jid"])
     """
+
+
+@hookspec
+def cogworker_periodic_fired(app: PluginHost, entry: PeriodicEntry, slot: int,
+                             lag: float) -> None:
+    """This process won a cron slot's claim and pushed its job.
+
+    Called by the ticker once per fired slot, fleet-wide (only the claim's winner calls
+    it), after the push returned.
+
+    :param app: the application.
+    :param entry: the cron entry.
+    :param slot: the slot (epoch seconds of its fire time).
+    :param lag: how late the slot fired, in seconds: the ticker's clock at the tick that
+        claimed it minus ``slot`` (a catch-up run after downtime is as late as the
+        downtime).
+
+    Failure policy: isolated.
+
+    Implemented by builtin: metrics (the fleet's worst lag, ``cogworker_cron_tick_lag_seconds``).
+
+    Example::
+
+        @cogworker.hookimpl
+        def cogworker_periodic_fired(app, entry, slot, lag):
+            if lag > 30:
+                app.logger("acme").warning("cron %s fired %.0fs late", entry.job_name, lag)
+    """

@@ -94,8 +94,8 @@ def cogworker_release_unique_lock(app: PluginHost, job: Payload, reason: str) ->
     """Release a job's uniqueness lock, owner-checked.
 
     Called when the job succeeded or failed for good (``reason`` is one of ``success``,
-    ``dead``, ``killed``, ``discarded``, ``orphaned``), or for ``until_executing`` jobs when
-    it starts (``started``).
+    ``dead``, ``killed``, ``discarded``, ``orphaned``, ``expired``), or for
+    ``until_executing`` jobs when it starts (``started``).
 
     :param app: the application.
     :param job: the payload.

@@ -127,8 +127,7 @@ class MemoryBroker:
     def extension(self, key: Extension[T]) -> T | None:
         """The optional facet ``key`` names (:mod:`~cogworker.testing.memory_broker.extensions`),
         or None."""
-        store = self._extensions.get(key)
-        return store  # type: ignore[return-value]  # the key was declared with its type
+        return self._extensions.get(key)  # type: ignore[return-value]  # keyed with its type
 
     def close(self) -> None:
         """Nothing to release: the state stays, and the broker works on afterwards."""

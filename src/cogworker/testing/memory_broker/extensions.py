@@ -9,11 +9,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from cogworker.core.broker import Extension
+from cogworker.core.broker import ATTEMPTS, HISTORY, METRICS, STATUS, Extension
+from cogworker.testing.memory_broker.attempts import MemoryAttemptStore
+from cogworker.testing.memory_broker.history import MemoryHistory
+from cogworker.testing.memory_broker.metrics import MemoryMetrics
 from cogworker.testing.memory_broker.state import MemoryState
+from cogworker.testing.memory_broker.status import MemoryStatusStore
 
 
 def build_extensions(state: MemoryState) -> dict[Extension[Any], object]:
     """One store per optional facet this broker provides, keyed by the facet's key."""
     extensions: dict[Extension[Any], object] = {}
+    extensions[STATUS] = MemoryStatusStore(state)
+    extensions[ATTEMPTS] = MemoryAttemptStore(state)
+    extensions[HISTORY] = MemoryHistory(state)
+    extensions[METRICS] = MemoryMetrics(state)
     return extensions

@@ -84,7 +84,9 @@ def _walk(state: MemoryState, holder: str, options: RecoveryOptions, relock: Rel
                                 report, vouched=vouched)
         if outcome == "alive":
             return moved
-        moved += outcome == "requeued"
+        if outcome == "requeued":
+            moved += 1
+            report.requeued.setdefault(holder, []).append(head)
     with state.lock:
         if not state.held.get(holder) and (vouched or state.is_dead(holder, options.threshold)):
             state.holders.discard(holder)

@@ -1,12 +1,13 @@
-"""Wake-ups for an idle fetch: the broker's wake-up subscription instead of polling.
+"""``WakeupListener``: wake-ups for a waiting fetch, from a subscription instead of polling.
 
-Every push, graduation, give-back and recovery announces its queue on the broker's wake-up
-subscription (:meth:`~cogworker.core.broker.QueueStore.subscribe_wakeups`). A background
-thread reads it and sets an event when the queue is one the fetch waits for; the fetch
-clears the event *before* it looks at its queues, so a push landing after the look still
-wakes it. Wake-ups are best-effort: after every (re)subscription the event is set once
-(messages may have been missed), and a waiting fetch looks again at least every
-``fetch_idle_max_interval`` anyway.
+Public for fetch strategies, the built-in ``reliable`` one and any third party's.
+
+Every push announces its queue name (``broker.queues.subscribe_wakeups``; on Redis a
+pub/sub channel). A background thread of the fetcher reads the subscription and sets an
+event when the name is one the fetcher is waiting for. The fetcher clears the event
+*before* it looks at the queues, so a push that lands after the look still wakes it.
+A subscription loses messages while disconnected: after every (re)connection the event is set
+once, and a waiting fetch looks again at least every ``fetch_idle_max_interval`` anyway.
 """
 
 from __future__ import annotations
@@ -15,21 +16,31 @@ import logging
 import threading
 from collections.abc import Iterable
 
-from cogworker.core.broker import QueueStore, Subscription
+from cogworker.core.broker.queues import QueueStore
+from cogworker.core.broker.subscription import Subscription
 
 logger = logging.getLogger(__name__)
 
 RECONNECT_PAUSE = 1.0
-"""Seconds between attempts to subscribe again after a failure."""
+"""Seconds between attempts to subscribe again after an error."""
 READ_SLICE = 0.5
-"""Seconds one read of the subscription waits; bounds how long :meth:`close` takes."""
+"""Seconds one read of the subscription waits; bounds how long ``close`` takes."""
 
 
 class WakeupListener:
-    """Turns wake-ups for the watched queues into a :class:`threading.Event`."""
+    """Turns wake-up messages for the watched queues into a :class:`threading.Event`.
 
-    def __init__(self, queues: QueueStore) -> None:
+    ``queues`` is the broker's queue facet; ``thread_name`` names the listening thread
+    (a strategy's own name shows which plugin it belongs to in a thread dump).
+
+    Use: :meth:`watch` the queues a fetch waits on, :meth:`clear` *before* looking at them,
+    then :meth:`wait` when they were empty; :meth:`close` at shutdown.
+    """
+
+    def __init__(self, queues: QueueStore, *,
+                 thread_name: str = "cogworker-fetch-wakeup") -> None:
         self._queues = queues
+        self._thread_name = thread_name
         self._event = threading.Event()
         self._stop = threading.Event()
         self._watched: frozenset[str] = frozenset()
@@ -43,11 +54,13 @@ class WakeupListener:
         if self._thread is None:
             with self._start_lock:
                 if self._thread is None and not self._stop.is_set():
-                    self._thread = threading.Thread(target=self._run, daemon=True,
-                                                    name="cogworker-streams-wakeup")
+                    self._thread = threading.Thread(
+                        target=self._run, name=self._thread_name, daemon=True
+                    )
                     self._thread.start()
 
     def clear(self) -> None:
+        """Forget earlier wake-ups: call it before looking at the queues."""
         self._event.clear()
 
     def wait(self, timeout: float) -> bool:
@@ -55,7 +68,7 @@ class WakeupListener:
         return self._event.wait(timeout)
 
     def close(self, timeout: float = 2.0) -> None:
-        """Stop the thread (within about :data:`READ_SLICE`). Idempotent."""
+        """Stop the thread (within about :data:`READ_SLICE`); idempotent."""
         self._stop.set()
         self._event.set()
         thread = self._thread
@@ -86,6 +99,6 @@ class WakeupListener:
             logger.debug("wake-up subscription still failing: %s", exc)
             return
         self._failing = True
-        logger.warning("wake-up subscription failed (%s: %s); idle fetches look at their "
-                       "queues every fetch_idle_max_interval until it is back",
-                       type(exc).__name__, exc)
+        logger.warning("wake-up subscription failed (%s: %s); fetches look at their queues "
+                       "every fetch_idle_max_interval until it is back (retrying every %.0f s)",
+                       type(exc).__name__, exc, RECONNECT_PAUSE)

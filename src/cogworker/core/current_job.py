@@ -1,0 +1,106 @@
+"""The job running in this context: ``cogworker.current_job()`` and progress reports.
+
+The worker (and the inline and fake test modes, which run the same server chain) sets it
+around each job's ``perform``, in a context variable, so it is right per thread and per
+``async def`` job. A function job reaches its own status through it::
+
+    @app.job
+    def import_rows(path):
+        job = cogworker.current_job()
+        for done, row in enumerate(rows(path), 1):
+            ...
+            job.progress(100 * done / total, message=f"row {done}")
+
+``progress`` and ``store`` only hand the facts to the ``cogworker_job_progress`` hook (the
+``status`` plugin buffers them), so they cost a dict update, not a Redis command.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import math
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from cogworker.core.errors import NoCurrentJobError
+
+if TYPE_CHECKING:
+    from cogworker.core.payload import Payload
+    from cogworker.core.plugin_host import PluginHost
+
+MESSAGE_LIMIT = 1000
+"""Characters of a progress message kept (the rest is cut)."""
+
+
+@dataclass(frozen=True, slots=True)
+class CurrentJob:
+    """The job running here: its app, its payload, and its status reports."""
+
+    app: PluginHost
+    job: Payload
+
+    @property
+    def jid(self) -> str:
+        return str(self.job.get("jid"))
+
+    def progress(self, pct: float, message: str | None = None) -> None:
+        """Report how far along the job is: ``pct`` from 0 to 100, and what it is doing."""
+        checked = check_pct(pct)
+        text = None if message is None else str(message)[:MESSAGE_LIMIT]
+        self.app.hooks.job_progress(self.app, self.job, checked, text, {})
+
+    def store(self, **fields: object) -> None:
+        """Store ``fields`` with the job's status (values as strings; None drops one)."""
+        stored = {name: str(value) for name, value in fields.items() if value is not None}
+        if stored:
+            self.app.hooks.job_progress(self.app, self.job, None, None, stored)
+
+
+_CURRENT: contextvars.ContextVar[CurrentJob | None] = contextvars.ContextVar(
+    "cogworker_current_job", default=None)
+
+
+def check_pct(pct: object) -> float:
+    """``pct`` as a float from 0 to 100, or a ValueError saying what is accepted."""
+    if (isinstance(pct, bool) or not isinstance(pct, (int, float))
+            or not math.isfinite(pct) or not 0 <= pct <= 100):
+        raise ValueError(f"progress is a percentage from 0 to 100, not {pct!r}")
+    return float(pct)
+
+
+def current_job() -> CurrentJob:
+    """The job running in this context; :class:`NoCurrentJobError` outside a job's run."""
+    running = _CURRENT.get()
+    if running is None:
+        raise NoCurrentJobError(
+            "cogworker.current_job() was called outside a job's run: call it from inside "
+            "the job function (or code it calls) while a worker or a test mode runs it")
+    return running
+
+
+def running_job() -> CurrentJob | None:
+    """The job running in this context, or None."""
+    return _CURRENT.get()
+
+
+@contextmanager
+def running(app: PluginHost, job: Payload) -> Iterator[CurrentJob]:
+    """Make ``job`` the current job for the block."""
+    current = CurrentJob(app, job)
+    token = _CURRENT.set(current)
+    try:
+        yield current
+    finally:
+        _CURRENT.reset(token)
+
+
+async def run_as_current(current: CurrentJob, awaitable: Any) -> Any:
+    """Await ``awaitable`` with ``current`` as the current job (an ``async def`` job runs
+    on the event-loop thread, whose context is not the processor thread's)."""
+    token = _CURRENT.set(current)
+    try:
+        return await awaitable
+    finally:
+        _CURRENT.reset(token)
