@@ -99,13 +99,13 @@ def test_defaults() -> None:
     assert settings.queues == ("default",)
     assert settings.fetch == "reliable"
     assert settings.fetch_idle_max_interval == 1.0
-    assert settings.orphan_threshold == 300.0
+    assert settings.orphan_threshold == 45.0
     assert settings.max_orphanings == 3
     assert settings.unique_lock_ttl == 86400.0
     assert settings.periodic_catch_up is True
     assert settings.timeout == 25.0
-    assert (settings.heartbeat_interval, settings.heartbeat_ttl) == (5.0, 60.0)
-    assert (settings.poll_interval, settings.orphan_check_interval) == (5.0, 60.0)
+    assert (settings.heartbeat_interval, settings.heartbeat_ttl) == (5.0, 20.0)
+    assert (settings.poll_interval, settings.orphan_check_interval) == (5.0, 15.0)
     assert (settings.dead_max_jobs, settings.dead_timeout) == (10000, 15552000.0)
     assert settings.plugins == ()
     assert (settings.log_level, settings.log_format) == ("INFO", "text")

@@ -1,23 +1,27 @@
 """A live process is never taken for dead: a job holding the GIL in one C call (under the
-supervisor, which beats for its child), full CPU load, and a pause shorter than the
-threshold. Each test runs a second worker beside the one under test: its orphan checks are
-what would steal the jobs. Settings are scaled down (beats every 0.5 s) so a test takes
-seconds: what counts is the ratio of the stall to the threshold."""
+supervisor, which beats for its child), full CPU load, a pause shorter than the threshold,
+and a Redis outage longer than the threshold. Each test runs a second worker beside the one
+under test: its orphan checks are what would steal the jobs. Settings are scaled down (beats
+every 0.5 s) so a test takes seconds: what counts is the ratio of the stall to the threshold.
+``test_liveness_at_defaults.py`` repeats the stalls at the real defaults."""
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 import redis
 
+from cogworker.redis.server import RedisServer
 from delivery.conftest import APP_HEADER, MakeClient, StartAppWorker
 from delivery.supervised import kill_all_children, started_children, wait_children_started
 from delivery.support import executions, finished_jids
+from helpers.redis_servers import RedisServerFactory
 from helpers.workers import Ledger, WorkerProcess, wait_until
 
 pytestmark = pytest.mark.slow
@@ -150,3 +154,51 @@ def test_a_pause_shorter_than_the_threshold_keeps_the_jobs(
     assert worker.stop() == 0
     assert STOLEN not in thief.output()
     assert _runs_of(ledger, "paused") == 1
+
+
+# Beats a second apart and orphan checks five times as often, so that without the wait for
+# settled beats the first process back would judge the other before that one beat again.
+OUTAGE = {"heartbeat_interval": 1.0, "heartbeat_ttl": 2.5, "orphan_threshold": 3.0,
+          "orphan_check_interval": 0.5, "poll_interval": 0.2, "timeout": 5.0}
+OUTAGE_SECONDS = 6.0  # twice the threshold: every presence record expires, every beat ages
+
+
+def _restart(server: RedisServer) -> None:
+    server.stop()  # SHUTDOWN: the AOF keeps the in-progress lists and last beats
+    time.sleep(OUTAGE_SECONDS)
+    server.start()
+
+
+def _freeze(server: RedisServer) -> None:
+    assert server.pid is not None
+    os.kill(server.pid, signal.SIGSTOP)  # commands sent meanwhile run when it wakes
+    time.sleep(OUTAGE_SECONDS)
+    os.kill(server.pid, signal.SIGCONT)
+
+
+@pytest.mark.parametrize("outage", [_restart, _freeze], ids=["restarted", "frozen"])
+def test_a_redis_outage_longer_than_the_threshold_makes_no_live_process_look_dead(
+    redis_server_factory: RedisServerFactory, ledger: Ledger, app_worker: StartAppWorker,
+    make_client: MakeClient, outage: Callable[[RedisServer], None],
+) -> None:
+    server = redis_server_factory()
+    body = APP_HEADER + HOLDING_APP
+    workers = [app_worker(body, server.url, "-c", "2", **OUTAGE) for _ in range(2)]
+    client = make_client(server.url)
+    tags = [f"held-{index}" for index in range(4)]
+    for tag in tags:
+        client.push({"class": "Work", "args": [tag, OUTAGE_SECONDS + 8.0]})
+    wait_until(lambda: all(_runs_of(ledger, tag) == 1 for tag in tags), 30,
+               lambda: "".join(worker.output() for worker in workers))
+    assert len({executions(ledger)[tag][0].pid for tag in tags}) == 2  # both hold jobs
+
+    outage(server)
+    wait_until(lambda: set(tags) <= finished_jids(ledger), 60,
+               lambda: "".join(worker.output()[-3000:] for worker in workers))
+    logs = ""
+    for worker in workers:
+        assert worker.stop() == 0
+        logs += worker.output()
+    assert STOLEN not in logs
+    assert all(_runs_of(ledger, tag) == 1 for tag in tags), executions(ledger)
+    assert "orphan checks wait" in logs  # the beats broke off and were waited out

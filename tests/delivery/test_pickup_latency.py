@@ -28,8 +28,8 @@ pytestmark = pytest.mark.slow
 JOBS = 200
 GAP = 0.02
 # The product defaults for everything in the background: an idle worker as deployed.
-DEFAULTS = {"heartbeat_interval": 5.0, "heartbeat_ttl": 60.0, "orphan_threshold": 300.0,
-            "orphan_check_interval": 60.0, "poll_interval": 5.0, "concurrency": 10}
+DEFAULTS = {"heartbeat_interval": 5.0, "heartbeat_ttl": 20.0, "orphan_threshold": 45.0,
+            "orphan_check_interval": 15.0, "poll_interval": 5.0, "concurrency": 10}
 
 
 @pytest.mark.parametrize("queues", ["default", "critical:3,default:2,low:1"],

@@ -132,7 +132,8 @@ def test_a_plugin_option_given_by_flag_works_and_a_typo_fails_early(
 def test_ctl_list_shows_a_quiet_at_once(
     start_worker: StartWorker, redis_url: str, namespace: str,
 ) -> None:
-    worker = start_worker(WORK_JOBS.replace("heartbeat_interval=0.3", "heartbeat_interval=30"))
+    worker = start_worker(WORK_JOBS.replace("heartbeat_interval=0.3",
+                                            "heartbeat_interval=30, heartbeat_ttl=60"))
     identity = identity_of(worker)
     common = ("--redis-url", redis_url, "--namespace", namespace)
     wait_until(lambda: "Received" not in worker.output() and cogworker_cli(

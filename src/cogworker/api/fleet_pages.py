@@ -19,7 +19,7 @@ from cogworker.api.processes import Process, ProcessSet
 
 ProcessSort = Literal["identity", "busy", "started", "memory"]
 PROCESS_SORTS: tuple[ProcessSort, ...] = ("identity", "busy", "started", "memory")
-DEFAULT_HEARTBEAT_TTL = 60.0
+DEFAULT_HEARTBEAT_TTL = 20.0  # the heartbeat_ttl setting's default
 
 
 @dataclass(frozen=True)

@@ -61,7 +61,7 @@ class Settings:
     fetch: str = "reliable"
     fetch_idle_max_interval: float = 1.0
     push_busy_wait: float = DEFAULT_PUSH_BUSY_WAIT
-    orphan_threshold: float = 300.0
+    orphan_threshold: float = 45.0
     max_orphanings: int = 3
     unique_lock_ttl: float = 86400.0
     periodic_catch_up: bool = True
@@ -69,9 +69,9 @@ class Settings:
     job_time_limit: float = 0.0
     time_limit_grace: float = 10.0
     heartbeat_interval: float = 5.0
-    heartbeat_ttl: float = 60.0
+    heartbeat_ttl: float = 20.0
     poll_interval: float = 5.0
-    orphan_check_interval: float = 60.0
+    orphan_check_interval: float = 15.0
     dead_max_jobs: int = 10000
     dead_timeout: float = 15552000.0
     default_plugins: tuple[str, ...] = DEFAULT_PLUGINS

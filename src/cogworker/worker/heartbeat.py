@@ -4,8 +4,12 @@ A process beats before it fetches anything (:meth:`Heartbeat.start` blocks until
 beat succeeds), so a process that holds jobs always has a presence record, and orphan
 recovery never mistakes a starting process for a dead one. After that a daemon thread
 beats every ``heartbeat_interval`` seconds (``broker.processes.beat``); a failed beat is
-reported (collapsed while the broker is away) and never ends the loop. The heartbeat also
-runs the remote-control subscriber, whose messages are addressed to the same identity.
+reported (collapsed while the broker is away) and never ends the loop. Every beat, good or
+failed, is recorded in :class:`~cogworker.worker.beat_continuity.BeatContinuity`, which
+tells the orphan check when its own beats broke off; before writing, a beat checks that
+the broker still holds the record the last one wrote (lost writes are such a break). The
+heartbeat also runs the remote-control subscriber, whose messages are addressed to the
+same identity.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from cogworker.__about__ import __version__
 from cogworker.core.errors import BrokerAuthenticationError
 from cogworker.core.outage import OutageLog
 from cogworker.supervisor import lineage
+from cogworker.worker.beat_continuity import BeatContinuity
 from cogworker.worker.contracts import ManagerControls
 from cogworker.worker.remote import RemoteControl
 from cogworker.worker.threads import stop_thread
@@ -71,6 +76,7 @@ class Heartbeat:
         worker: WorkerHandle,
         on_stop: Callable[[], None],
         on_beat: Callable[[], None] | None = None,
+        continuity: BeatContinuity | None = None,
     ) -> None:
         """``on_beat``: called after each successful beat (the systemd watchdog ping)."""
         self.app = app
@@ -87,6 +93,11 @@ class Heartbeat:
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
         self._write_lock = threading.Lock()  # one presence write at a time: see publish_state
+        settings = app.settings
+        self.continuity = continuity or BeatContinuity(settings.heartbeat_interval,
+                                                       settings.heartbeat_ttl)
+        """Whether beats ran without a break: the orphan check judges others only after
+        a settled spell of them."""
         self.last_error: Exception | None = None
         """The error of the last failed beat, None after a successful one."""
         self.remote = RemoteControl(app.broker.processes, self.identity, manager, on_stop,
@@ -138,12 +149,16 @@ class Heartbeat:
         Never raises: a failure is reported through the outage log.
         """
         settings = self.app.settings
+        started = self.continuity.now()
         try:
+            self._check_presence_kept()
             self._write_presence()
         except Exception as exc:
             self.last_error = exc
+            self.continuity.beat_failed()
             self._outages.report(SITE, exc)
             return False
+        self.continuity.beat_succeeded(started)
         self.last_error = None
         self._has_beaten = True
         self._outages.recovered(SITE)
@@ -152,6 +167,15 @@ class Heartbeat:
         self._write_work(settings.heartbeat_ttl)
         self._run_hooks()
         return True
+
+    def _check_presence_kept(self) -> None:
+        """Before writing, whether the broker still holds the record the last beat wrote.
+        Lost writes (a restart from an older snapshot, a fail-over) leave every process's
+        record stale: a break the orphan check waits out (see :mod:`.beat_continuity`)."""
+        if not self.continuity.presence_expected():
+            return
+        if self.app.broker.processes.get(self.identity) is None:
+            self.continuity.presence_missing()
 
     def _write_presence(self) -> None:
         settings = self.app.settings

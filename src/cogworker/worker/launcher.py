@@ -37,6 +37,7 @@ from cogworker.core.payload import Payload, dumps
 from cogworker.supervisor import lineage
 from cogworker.supervisor.child_plugin import PLUGIN_NAME as PROCESS_PLUGIN_NAME
 from cogworker.worker import signals
+from cogworker.worker.beat_continuity import BeatContinuity
 from cogworker.worker.burst import LOOK_INTERVAL, BurstWatch
 from cogworker.worker.heartbeat import Heartbeat
 from cogworker.worker.manager import Manager
@@ -122,12 +123,16 @@ class Launcher:
         fetcher = self.app.hooks.make_fetcher(self.app, self.app.broker)
         self.fetcher = fetcher
         manager = self.manager = Manager(self.app, fetcher, self.outages)
-        poller = self.poller = Poller(self.app, manager, self.outages, fetcher)
+        settings = self.app.settings
+        continuity = BeatContinuity(settings.heartbeat_interval, settings.heartbeat_ttl)
+        poller = self.poller = Poller(self.app, manager, self.outages, fetcher,
+                                      continuity=continuity)
         # Built before the first beat: a bad cron entry fails start-up before any thread runs.
         ticker = self.ticker = Ticker(self.app, manager, self.outages, poller.ready_for_ticker)
         heartbeat = self.heartbeat = Heartbeat(
             self.app, manager, self.outages, fetcher.holds_jobs,
             worker=self, on_stop=self.request_stop, on_beat=self.notifier.watchdog,
+            continuity=continuity,
         )
         # A TERM may have come while the app was imported (``cogworker run`` installs the
         # handlers first); quiet tokens are applied here, now that the manager exists.

@@ -13,6 +13,15 @@ isolated (a failing step is reported and never skips the others):
 3. every step of the fetcher's pass that failed, to the outage log under its site;
 4. a strategy that holds jobs: reconcile this process's own held jobs with the Manager.
 
+The pass judges other processes by their beats, so it runs only once this process's own
+beats have run without a break for a settled spell (:mod:`.beat_continuity`): after a
+broker outage, a frozen broker, a pause of this process or a broker that lost recent
+writes, the others need a few beats of their own before their last beat is fresh again.
+Until then the pass is deferred to the next poll (the reconcile of step 4 still runs).
+Just before the pass, this process's own presence record is read from the broker: missing
+while it should be there, it shows lost writes; and a read that waited out a frozen broker
+leaves the beats unsettled again.
+
 The outcome tells the poller whether the registry was really read and whether the
 connection was lost anywhere, which decides when the next check runs and when the cron
 ticker may start.
@@ -28,6 +37,7 @@ from typing import TYPE_CHECKING, Final
 from cogworker.core.broker import Fetcher, RecoveryOptions, RecoveryReport
 from cogworker.core.errors import BrokerUnavailableError
 from cogworker.core.outage import OutageLog
+from cogworker.worker.beat_continuity import BeatContinuity
 from cogworker.worker.contracts import ManagerControls
 
 if TYPE_CHECKING:
@@ -37,6 +47,7 @@ logger = logging.getLogger(__name__)
 
 RECOVER_SITE: Final = "orphan recovery"
 RECONCILE_SITE: Final = "reconcile"
+SELF_CHECK_SITE: Final = "orphan check: own presence"
 REPEAT_ORPHAN_REASON: Final = "orphaned"
 UNSETTLED_DEAD_REASON: Final = "dead"
 
@@ -47,14 +58,17 @@ class CheckOutcome:
 
     registry_read: bool
     connection_lost: bool
+    deferred: bool = False
+    """The pass did not run: this process's own beats have not settled yet."""
 
 
 class OrphanCheck:
     """Runs orphan-check passes for one process; remembers whether its scan is done."""
 
     def __init__(self, app: App, manager: ManagerControls, outages: OutageLog,
-                 fetcher: Fetcher) -> None:
+                 fetcher: Fetcher, continuity: BeatContinuity | None = None) -> None:
         self.app = app
+        self._continuity = continuity  # None: judge at every pass (no heartbeat to ask)
         self._manager = manager
         self._outages = outages
         self._fetcher = fetcher
@@ -63,6 +77,9 @@ class OrphanCheck:
 
     def run(self) -> CheckOutcome:
         """One pass; never raises (each step reports its own failure)."""
+        if not self._may_judge():
+            self.reconcile_now()
+            return CheckOutcome(registry_read=False, connection_lost=False, deferred=True)
         report = self._recover()
         lost = report is None or report.connection_lost
         registry_read = report is not None and report.registry_read
@@ -81,6 +98,26 @@ class OrphanCheck:
         """Reconcile out of turn (a strategy that holds jobs only); never raises."""
         if self._fetcher.holds_jobs():
             self._step(RECONCILE_SITE, self._manager.reconcile)
+
+    def _may_judge(self) -> bool:
+        """Whether this process's beats have settled, confirmed by its own record on the
+        broker (see the module docstring)."""
+        continuity = self._continuity
+        if continuity is None:
+            return True
+        if not continuity.settled():
+            return False
+        try:
+            own = self.app.broker.processes.get(self.app.identity)
+        except Exception as exc:
+            self._outages.report(SELF_CHECK_SITE, exc)
+            return False
+        self._outages.recovered(SELF_CHECK_SITE)
+        if own is None:
+            if continuity.presence_expected():
+                continuity.presence_missing()
+            return False
+        return continuity.settled()  # the read may have waited out a frozen broker
 
     def _step(self, site: str, action: Callable[[], None]) -> bool:
         """Run ``action``; False only when it failed because the broker was unavailable."""

@@ -6,8 +6,9 @@ own (a failing step is reported and never skips the other):
 1. the orphan check, when due: at the first poll, then every ``orphan_check_interval``
    seconds (see :mod:`cogworker.worker.orphan_check`). The next due time is set *before*
    the check runs, so a check that keeps failing runs once per interval, not once per
-   poll; but when the connection was lost during a check the next one runs at the next
-   poll, because the broker coming back is exactly when recovery matters. Otherwise, when
+   poll; but when the connection was lost during a check, or the check was deferred
+   because this process's own beats had not settled, the next one runs at the next poll,
+   because the broker coming back is exactly when recovery matters. Otherwise, when
    the Manager asks for it (a fetch failed in a way that may have handed this process
    jobs), the poll reconciles this process's own held jobs out of turn;
 2. graduation of due entries of ``schedule`` then ``retry`` (50 per set per poll),
@@ -28,6 +29,7 @@ from typing import TYPE_CHECKING, Final
 
 from cogworker.core.broker import Fetcher, GraduatedSetName
 from cogworker.core.outage import OutageLog
+from cogworker.worker.beat_continuity import BeatContinuity
 from cogworker.worker.contracts import ManagerControls
 from cogworker.worker.orphan_check import OrphanCheck
 from cogworker.worker.threads import stop_thread
@@ -54,12 +56,13 @@ class Poller:
         fetcher: Fetcher,
         *,
         clock: Callable[[], float] = time.monotonic,
+        continuity: BeatContinuity | None = None,
     ) -> None:
         self.app = app
         self._manager = manager
         self._outages = outages
         self._clock = clock
-        self._orphan_check = OrphanCheck(app, manager, outages, fetcher)
+        self._orphan_check = OrphanCheck(app, manager, outages, fetcher, continuity)
         self._next_orphan_check: float | None = None  # None: due at the next poll
         self.orphan_checks_run = 0
         self._stopping = threading.Event()
@@ -119,7 +122,7 @@ class Poller:
             logger.exception("orphan check failed; next try in %.0f s",
                              self.app.settings.orphan_check_interval)
             return True
-        if outcome.connection_lost:
+        if outcome.connection_lost or outcome.deferred:
             self._next_orphan_check = None
         elif outcome.registry_read and not self.ready_for_ticker.is_set():
             self.ready_for_ticker.set()
