@@ -26,7 +26,7 @@ import json
 import math
 import subprocess
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from benchmarks.catalog import System
@@ -35,6 +35,9 @@ from benchmarks.environment import BenchEnvironment, child_environment
 from benchmarks.workers import WorkerGroup
 
 POLL_INTERVAL = 0.01
+LOG_FLUSH_SETTLE = 0.3
+"""Seconds to wait after the last job before reading the log sizes: a buffered log handler
+(cogworker's writes every 0.1 s) may still hold the last lines."""
 IDLE_BEFORE_PROBES = 1.0
 PROBE_MARK = 1e8  # probe arguments are Unix times, far above any job index
 MIB = 2**20
@@ -208,6 +211,10 @@ def _watch(counter: CounterFile, workers: WorkerGroup, env: BenchEnvironment,
             last = _sample(counter, workers, env)
             records = counter.records()
             if len({r.argument for r in records if r.argument < PROBE_MARK}) >= n:
+                # a buffered log handler (cogworker's flushes every 0.1 s) may still hold
+                # the last jobs' lines: read the log sizes once they are out
+                time.sleep(LOG_FLUSH_SETTLE)
+                last = replace(last, log_bytes=workers.log_bytes())
                 return Watch(first, last, records, rss_at)
         if workers.exit_code is not None:
             raise RunFailedError(

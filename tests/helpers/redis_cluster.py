@@ -58,6 +58,23 @@ class Cluster:
         finally:
             client.close()
 
+    def agreed_owner_of(self, slot: int) -> int | None:
+        """The index of the server that serves ``slot`` when every live node says the same
+        (a fail-over is complete for clients only then), else None."""
+        ports = [self.port(i) for i in range(len(self.servers))]
+        owners = set()
+        for index in range(len(self.servers)):
+            client = self.client(index)
+            try:
+                slots = command(client, "CLUSTER", "SLOTS")
+            except redis.ConnectionError:
+                continue  # a killed node
+            finally:
+                client.close()
+            owners |= {ports.index(int(master[1])) for start, end, master, *_ in slots
+                       if start <= slot <= end}
+        return owners.pop() if len(owners) == 1 else None
+
     def owner_of(self, slot: int) -> int:
         """The index of the server that serves ``slot``, as the first live node sees it."""
         ports = [self.port(i) for i in range(len(self.servers))]

@@ -99,7 +99,7 @@ def test_a_worker_and_a_client_follow_a_fail_over_to_the_replica(
     worker, app, jids = run_some(cluster, home, start_worker, ledger, namespace)
 
     cluster.servers[home].kill()  # SIGKILL; the replica is promoted after the node timeout
-    wait_until(lambda: cluster.owner_of(slot) == replica, 30, worker.output)
+    wait_until(lambda: cluster.agreed_owner_of(slot) == replica, 30, worker.output)
     jids += push_some(app, "after")
     wait_ran(worker, ledger, jids)
 

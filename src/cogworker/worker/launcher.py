@@ -202,9 +202,10 @@ class Launcher:
     # stop ----------------------------------------------------------------------------------
     def _stop(self) -> None:
         """Each step runs even when an earlier one failed. No job starts once it began:
-        the processor threads are quieted before anything that may wait (a beat, a join)."""
+        the processor threads stop taking jobs before anything that may wait (a beat, a
+        join)."""
         if self.manager is not None:
-            self.manager.quiet()
+            self.manager.stop_intake()
         self.notifier.stopping()
         if self.heartbeat is not None:
             self.heartbeat.ready = False  # draining: live, but not ready

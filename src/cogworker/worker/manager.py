@@ -87,6 +87,11 @@ class Manager:
     def quiet(self) -> None:
         self._quiet.set()
 
+    def stop_intake(self) -> None:
+        """Start no job from now on (the first step of a stop, before anything that may
+        wait); running jobs go on, and :meth:`stop` then waits for them."""
+        self._stopping.set()
+
     def unquiet(self) -> None:
         if not self._stopping.is_set():
             self._quiet.clear()
