@@ -58,11 +58,11 @@ class Cluster:
         finally:
             client.close()
 
-    def agreed_owner_of(self, slot: int) -> int | None:
-        """The index of the server that serves ``slot`` when every live node says the same
-        (a fail-over is complete for clients only then), else None."""
+    def _owners_seen(self, slot: int) -> list[int]:
+        """The index of the server that serves ``slot`` as each live node sees it, in node
+        order (a killed node is left out)."""
         ports = [self.port(i) for i in range(len(self.servers))]
-        owners = set()
+        seen = []
         for index in range(len(self.servers)):
             client = self.client(index)
             try:
@@ -71,25 +71,22 @@ class Cluster:
                 continue  # a killed node
             finally:
                 client.close()
-            owners |= {ports.index(int(master[1])) for start, end, master, *_ in slots
-                       if start <= slot <= end}
+            seen += [ports.index(int(master[1])) for start, end, master, *_ in slots
+                     if start <= slot <= end][:1]
+        return seen
+
+    def agreed_owner_of(self, slot: int) -> int | None:
+        """The index of the server that serves ``slot`` when every live node says the same
+        (a fail-over is complete for clients only then), else None."""
+        owners = set(self._owners_seen(slot))
         return owners.pop() if len(owners) == 1 else None
 
     def owner_of(self, slot: int) -> int:
         """The index of the server that serves ``slot``, as the first live node sees it."""
-        ports = [self.port(i) for i in range(len(self.servers))]
-        for index in range(len(self.servers)):
-            client = self.client(index)
-            try:
-                slots = command(client, "CLUSTER", "SLOTS")
-            except redis.ConnectionError:
-                continue  # a killed node
-            finally:
-                client.close()
-            for start, end, master, *_ in slots:
-                if start <= slot <= end:
-                    return ports.index(int(master[1]))
-        raise AssertionError(f"no node serves slot {slot}")
+        seen = self._owners_seen(slot)
+        if not seen:
+            raise AssertionError(f"no node serves slot {slot}")
+        return seen[0]
 
     def url(self, index: int = 0, scheme: str = "redis+cluster") -> str:
         return f"{scheme}://127.0.0.1:{self.port(index)}"

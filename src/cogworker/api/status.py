@@ -16,41 +16,27 @@ second, so one read within a second of a change may show the state before it.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, fields
 from datetime import datetime, timezone
 from typing import Any
 
 from cogworker.api._source import Source, resolve_broker
-from cogworker.core.broker import ATTEMPTS, STATUS, Attempt, JobState, StatusRecord
+from cogworker.core.broker import ATTEMPTS, STATUS, Attempt, StatusRecord
 from cogworker.core.broker.attempts import TRAIL_LIMIT
 from cogworker.core.broker.status import DEFAULT_STATUS_TTL, READ_LIMIT
 
 
 @dataclass(frozen=True, slots=True)
-class JobStatus:
-    """One job's current status. ``pct`` (0 … 100) and ``message`` come from
-    ``job.progress``; ``fields`` from ``job.store``; the error of its last failure."""
-
-    jid: str
-    state: JobState
-    updated_at: float
-    expires_at: float
-    class_name: str | None = None
-    queue: str | None = None
-    pct: float | None = None
-    message: str | None = None
-    error_class: str | None = None
-    error_message: str | None = None
-    fields: Mapping[str, str] = field(default_factory=dict)
+class JobStatus(StatusRecord):
+    """One job's current status: the stored :class:`StatusRecord`'s fields. ``pct``
+    (0 … 100) and ``message`` come from ``job.progress``; ``fields`` from ``job.store``;
+    the error of its last failure."""
 
     @classmethod
     def from_record(cls, record: StatusRecord) -> JobStatus:
-        return cls(jid=record.jid, state=record.state, updated_at=record.updated_at,
-                   expires_at=record.expires_at, class_name=record.class_name,
-                   queue=record.queue, pct=record.pct, message=record.message,
-                   error_class=record.error_class, error_message=record.error_message,
-                   fields=dict(record.fields))
+        values = {item.name: getattr(record, item.name) for item in fields(StatusRecord)}
+        return cls(**{**values, "fields": dict(record.fields)})
 
     @property
     def updated(self) -> datetime:
