@@ -8,17 +8,13 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import Any
 
 import pytest
 
 from cogworker.app import App
 from cogworker.core.broker import Broker
 from cogworker.core.payload import Payload
-from cogworker.worker.launcher import Launcher
-
-WAIT = 30.0  # seconds any single event may take on a loaded machine
+from helpers.threaded_worker import WAIT, Countdown, working
 
 
 @pytest.fixture(params=["reliable", "basic"])
@@ -39,40 +35,6 @@ def app(broker: Broker, fetch: str, namespace: str) -> Iterator[App]:
         yield application
     finally:
         application.close()
-
-
-@contextmanager
-def working(app: App) -> Iterator[Launcher]:
-    """The app's worker runs on a thread inside the block; it stops cleanly after it."""
-    launcher = Launcher(app)
-    exit_codes: list[int] = []
-    thread = threading.Thread(target=lambda: exit_codes.append(launcher.run()),
-                              name="contract-worker")
-    thread.start()
-    try:
-        assert launcher.started.wait(WAIT), "the worker did not start"
-        yield launcher
-    finally:
-        launcher.request_stop()
-        thread.join(WAIT)
-    assert not thread.is_alive(), "the worker did not stop"
-    assert exit_codes == [0]
-
-
-class Countdown:
-    """Set once ``count`` calls were recorded."""
-
-    def __init__(self, count: int) -> None:
-        self.count = count
-        self.calls: list[Any] = []
-        self._lock = threading.Lock()
-        self.done = threading.Event()
-
-    def record(self, value: Any) -> None:
-        with self._lock:
-            self.calls.append(value)
-            if len(self.calls) >= self.count:
-                self.done.set()
 
 
 def test_every_job_pushed_runs_once(app: App, broker: Broker) -> None:

@@ -96,7 +96,7 @@ def test_a_scrape_after_a_known_workload_has_every_family(app: App) -> None:
 
 
 def test_the_process_gauges_count_a_running_worker(app: App) -> None:
-    from plugins.metrics.workload import working
+    from helpers.threaded_worker import working
 
     with working(app):
         found = samples(scrape_text(app))

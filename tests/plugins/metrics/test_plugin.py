@@ -17,6 +17,7 @@ from cogworker.core.broker.metrics import BUCKET_BOUNDS_MS, MetricsStore, bucket
 from cogworker.core.errors import BrokerUnavailableError
 from cogworker.plugins.metrics import flush_function, state_of
 from cogworker.testing.memory_broker import MemoryBroker
+from helpers.threaded_worker import working
 from plugins.metrics.workload import (
     BROKEN_RUNS,
     FAST_RUNS,
@@ -24,7 +25,6 @@ from plugins.metrics.workload import (
     SLOW_SECONDS,
     metrics_app,
     run_workload,
-    working,
 )
 
 

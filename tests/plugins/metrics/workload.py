@@ -4,10 +4,7 @@ CLI and exporter tests)."""
 from __future__ import annotations
 
 import json
-import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,9 +12,8 @@ import redis
 
 from cogworker.app import App
 from cogworker.redis.keys import KeySchema
-from cogworker.worker.launcher import Launcher
+from helpers.threaded_worker import WAIT, Countdown, working
 
-WAIT = 30.0  # seconds any single event may take on a loaded machine
 FAST_RUNS, SLOW_RUNS, BROKEN_RUNS = 6, 2, 2
 SLOW_SECONDS = 0.03
 
@@ -28,41 +24,6 @@ def metrics_app(redis_url: str, namespace: str, **settings: Any) -> App:
                poll_interval=0.2, queues=("default", "low"), plugins=("metrics",),
                plugin_options={"periodic": {"tick_interval": 0.2},
                                "metrics": {"flush_interval": 0.2}}, **settings)
-
-
-class Countdown:
-    """Set once ``count`` calls were recorded."""
-
-    def __init__(self, count: int) -> None:
-        self.count = count
-        self.calls: list[Any] = []
-        self._lock = threading.Lock()
-        self.done = threading.Event()
-
-    def record(self, value: Any) -> None:
-        with self._lock:
-            self.calls.append(value)
-            if len(self.calls) >= self.count:
-                self.done.set()
-
-
-@contextmanager
-def working(app: App) -> Iterator[Launcher]:
-    """The app's worker runs on a thread inside the block; it stops cleanly after it
-    (its shutdown writes the metrics gathered last)."""
-    launcher = Launcher(app)
-    exit_codes: list[int] = []
-    thread = threading.Thread(target=lambda: exit_codes.append(launcher.run()),
-                              name="metrics-worker")
-    thread.start()
-    try:
-        assert launcher.started.wait(WAIT), "the worker did not start"
-        yield launcher
-    finally:
-        launcher.request_stop()
-        thread.join(WAIT)
-    assert not thread.is_alive(), "the worker did not stop"
-    assert exit_codes == [0]
 
 
 def leave_orphans(client: redis.Redis, keys: KeySchema, job_class: str, count: int) -> None:

@@ -5,14 +5,11 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 
 import pytest
 
 from cogworker.app import App
-from cogworker.worker.launcher import Launcher
-
-WAIT = 30.0  # seconds any single event may take on a loaded machine
+from helpers.threaded_worker import WAIT
 
 
 @pytest.fixture
@@ -23,24 +20,6 @@ def app(redis_url: str, namespace: str) -> Iterator[App]:
         yield application
     finally:
         application.close()
-
-
-@contextmanager
-def working(app: App) -> Iterator[Launcher]:
-    """The app's worker runs on a thread inside the block; it stops cleanly after it."""
-    launcher = Launcher(app)
-    exit_codes: list[int] = []
-    thread = threading.Thread(target=lambda: exit_codes.append(launcher.run()),
-                              name="status-worker")
-    thread.start()
-    try:
-        assert launcher.started.wait(WAIT), "the worker did not start"
-        yield launcher
-    finally:
-        launcher.request_stop()
-        thread.join(WAIT)
-    assert not thread.is_alive(), "the worker did not stop"
-    assert exit_codes == [0]
 
 
 def eventually(condition: Callable[[], bool], what: Callable[[], object],

@@ -17,7 +17,8 @@ from cogworker.core.broker import ATTEMPTS, Attempt
 from cogworker.core.payload import encode
 from cogworker.testing.memory_broker import MemoryBroker
 from helpers.cli import Run, command_runner
-from plugins.status.conftest import eventually, working
+from helpers.threaded_worker import working
+from plugins.status.conftest import eventually
 
 
 @pytest.fixture

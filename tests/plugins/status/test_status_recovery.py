@@ -17,8 +17,9 @@ import pytest
 
 from cogworker.app import App
 from cogworker.core.broker import STATUS, StatusRecord
+from helpers.threaded_worker import WAIT, working
 from helpers.workers import WorkerProcess, wait_until, write_app
-from plugins.status.conftest import WAIT, eventually, working
+from plugins.status.conftest import eventually
 
 pytestmark = pytest.mark.slow
 

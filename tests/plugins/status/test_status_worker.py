@@ -14,7 +14,8 @@ import cogworker
 from cogworker.api import RetrySet, job_status, job_statuses
 from cogworker.app import App
 from cogworker.core.errors import NoCurrentJobError
-from plugins.status.conftest import WAIT, eventually, working
+from helpers.threaded_worker import WAIT, working
+from plugins.status.conftest import eventually
 
 
 def state_of(app: App, jid: str) -> str | None:
