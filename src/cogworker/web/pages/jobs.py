@@ -16,6 +16,7 @@ from cogworker.api.job_pages import list_jobs, search_jobs
 from cogworker.api.job_rows import STATUSES, Status
 from cogworker.web.actions import Form, Outcome, action_route, float_field, int_field
 from cogworker.web.extension import Dashboard, Tab, dashboard
+from cogworker.web.plugin_state import plugin_off
 from cogworker.web.query import Pager, choice_param, text_param
 
 N = TypeVar("N", int, float)
@@ -67,7 +68,17 @@ def _context(board: Dashboard, request: Request) -> dict[str, Any]:
         "tab": "jobs", "path": "/jobs", "state": state, "page": page,
         "pager": replace(pager, total=page.total or 0), "selected": selected,
         "selected_jid": selected_jid, "statuses": STATUS_CHOICES, "labels": STATUS_LABELS,
+        **(_observed(board, selected_jid) if selected_jid else {}),
     }
+
+
+def _observed(board: Dashboard, jid: str) -> dict[str, Any]:
+    """The selected job's live status and failure trail, or which plugin is off."""
+    app = board.app
+    status_off, attempts_off = plugin_off(app, "status"), plugin_off(app, "attempts")
+    return {"status_off": status_off, "attempts_off": attempts_off,
+            "live_status": app.status(jid) if status_off is None else None,
+            "attempts": app.attempts(jid) if attempts_off is None else []}
 
 
 def jobs(request: Request) -> Response:

@@ -1,0 +1,49 @@
+"""Which observability plugins are on, and what a page says when one is off.
+
+A tab or panel fed by a plugin that is off shows :data:`HOW_TO_TURN_ON`'s hint instead of
+an error (``templates/_plugin_off.html``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from cogworker.app import App
+
+
+@dataclass(frozen=True)
+class PluginOff:
+    """A plugin a page needs that is not active: its name and what it would record."""
+
+    name: str
+    records: str
+
+    @property
+    def flag(self) -> str:
+        return f"--plugin {self.name}"
+
+    @property
+    def setting(self) -> str:
+        return f'plugins = ["{self.name}"]'
+
+
+RECORDS = {
+    "history": "one record per run of a job (each success and each failed attempt)",
+    "metrics": "per-class run counts and timings, minute by minute",
+    "status": "each job's live state and progress",
+    "attempts": "the failure trail of every job that failed",
+}
+
+
+def active_plugins(app: App) -> frozenset[str]:
+    """The names of the plugins active in ``app``."""
+    return frozenset(name for name, _plugin in app.hooks.plugin_manager.list_name_plugin())
+
+
+def plugin_off(app: App, name: str) -> PluginOff | None:
+    """None when plugin ``name`` is active, else what to tell the visitor."""
+    if name in active_plugins(app):
+        return None
+    return PluginOff(name, RECORDS.get(name, "its data"))
