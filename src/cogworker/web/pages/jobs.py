@@ -68,7 +68,7 @@ def _context(board: Dashboard, request: Request) -> dict[str, Any]:
         "tab": "jobs", "path": "/jobs", "state": state, "page": page,
         "pager": replace(pager, total=page.total or 0), "selected": selected,
         "selected_jid": selected_jid, "statuses": STATUS_CHOICES, "labels": STATUS_LABELS,
-        **(_observed(board, selected_jid) if selected_jid else {}),
+        **_observed(board, selected_jid),
     }
 
 
@@ -77,8 +77,8 @@ def _observed(board: Dashboard, jid: str) -> dict[str, Any]:
     app = board.app
     status_off, attempts_off = plugin_off(app, "status"), plugin_off(app, "attempts")
     return {"status_off": status_off, "attempts_off": attempts_off,
-            "live_status": app.status(jid) if status_off is None else None,
-            "attempts": app.attempts(jid) if attempts_off is None else []}
+            "live_status": app.status(jid) if jid and status_off is None else None,
+            "attempts": app.attempts(jid) if jid and attempts_off is None else []}
 
 
 def jobs(request: Request) -> Response:
