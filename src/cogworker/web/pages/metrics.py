@@ -15,6 +15,7 @@ from starlette.routing import Route
 from cogworker.api.metrics import ClassSummary, Metrics, MetricsPoint, MetricsUnavailableError
 from cogworker.plugins.metrics.options import MetricsOptions, metrics_options
 from cogworker.web.extension import Dashboard, Tab, dashboard
+from cogworker.web.metrics_window import last_hour_summaries
 from cogworker.web.plugin_state import plugin_off
 from cogworker.web.query import Pager, choice_param, text_param
 
@@ -79,7 +80,9 @@ def _context(board: Dashboard, request: Request) -> dict[str, Any]:
     window = WINDOWS[window_name]
     metrics = metrics_of(board)
     try:
-        summaries = metrics.summaries(since=window, limit=metrics_options_of(board).max_series)
+        limit = metrics_options_of(board).max_series
+        summaries = (last_hour_summaries(metrics, limit) if window_name == "1h"
+                     else metrics.summaries(since=window, limit=limit))
         rows = sorted_rows(summaries, sort, window)
     except MetricsUnavailableError as exc:
         context["unavailable"] = str(exc)
