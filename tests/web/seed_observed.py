@@ -90,7 +90,7 @@ def seed_metrics(app: App, now: float) -> None:
 
 def seed_observed(app: App, seeded: Seeded, now: float, runs: int = 600) -> Observed:
     """History (``runs`` records plus hostile ones), metrics for 90 minutes, one failure
-    trail and one live status (of the first retrying job), and hostile trail text."""
+    trail and one live status (of the retrying job shown first), and hostile trail text."""
     out = Observed()
     history = app.broker.extension(HISTORY)
     assert history is not None
@@ -100,7 +100,7 @@ def seed_observed(app: App, seeded: Seeded, now: float, runs: int = 600) -> Obse
     seed_metrics(app, now)
     trails = app.broker.extension(ATTEMPTS)
     assert trails is not None
-    out.trail_jid = seeded.retry[0]
+    out.trail_jid = seeded.retry[-1]  # the first row of the retrying jobs, newest first
     for number in range(1, 4):
         trails.append(out.trail_jid, Attempt(number, now - 600 * (4 - number), "retrying",
                                              "TimeoutError" if number < 3 else SCRIPT,
@@ -108,7 +108,7 @@ def seed_observed(app: App, seeded: Seeded, now: float, runs: int = 600) -> Obse
                                              if number < 3 else IMG))
     statuses = app.broker.extension(STATUS)
     assert statuses is not None
-    out.status_jid = seeded.retry[0]
+    out.status_jid = seeded.retry[-1]
     statuses.write([StatusRecord(out.status_jid, "retrying", now - 30, now + 3600,
                                  class_name=CLASSES[0], queue="default", pct=40.0,
                                  message=SCRIPT, fields={"step": IMG})])
