@@ -238,6 +238,7 @@ def main() -> int:
             Path(work), appendonly=False, extra_args=("--save", "")) as server:
         app = App(redis_url=server.url, namespace=NAMESPACE,
                   plugins=("history", "status", "attempts"))
+        load_before = os.getloadavg()
         started = time.perf_counter()
         marks = fill(redis_of(app).client, app, options.jobs)
         fill_observed(app, options.history, marks)
@@ -259,21 +260,23 @@ def main() -> int:
             thread.join(10)
         version = redis_of(app).client.info()["redis_version"]
         app.close()
-    report(timer.samples, pages(marks), options, filled, version)
+    report(timer.samples, pages(marks), options, filled, version,
+           (load_before, os.getloadavg()))
     worst = max(max(samples) for samples in timer.samples.values())
     return 0 if worst < LIMIT_MS else 1
 
 
 def report(samples: dict[str, list[float]], paths: list[str], options: argparse.Namespace,
-           filled: float, redis_version: str) -> None:
+           filled: float, redis_version: str,
+           loads: tuple[tuple[float, ...], tuple[float, ...]]) -> None:
     print(f"Command: `python -m benchmarks.web --jobs {options.jobs} --history "
           f"{options.history} --runs {options.runs}`")
-    load = ", ".join(f"{value:.2f}" for value in os.getloadavg())
+    before, after = (", ".join(f"{value:.2f}" for value in load) for load in loads)
     print(f"Machine: {platform.processor() or platform.machine()}, "
           f"{len(os.sched_getaffinity(0))} CPUs, Python "
-          f"{platform.python_version()}, Redis {redis_version}; load average {load} "
-          f"(before the run); {options.jobs:,} jobs and {options.history:,} history records "
-          f"written in {filled:.1f} s\n")
+          f"{platform.python_version()}, Redis {redis_version}; load average (1, 5, 15 min) "
+          f"{before} before the run, {after} after it; {options.jobs:,} jobs and "
+          f"{options.history:,} history records written in {filled:.1f} s\n")
     print("| page or fragment | median (ms) | p95 (ms) | max (ms) |")
     print("|---|---|---|---|")
     for path in paths:

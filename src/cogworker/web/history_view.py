@@ -7,7 +7,8 @@ Three ways to page, chosen by the filters:
 * a *combined* filter: the API walks the smallest index and pages by cursor ("Next");
 * an *error text* filter: the store has no index of error texts, so the failed runs that
   match the other filters are walked :data:`SEARCH_CHUNK` at a time, at most
-  :data:`SEARCH_BUDGET` records a request, keeping those whose error contains the text;
+  :data:`SEARCH_BUDGET` records and :data:`SEARCH_SECONDS` a request, keeping those whose
+  error contains the text;
   its cursor names the store's cursor before a chunk and the last run taken from it.
 """
 
@@ -27,9 +28,11 @@ from cogworker.core.broker.history import (
 )
 from cogworker.core.broker.history_index import is_index_read
 
-SEARCH_CHUNK = 200
+SEARCH_CHUNK = 100
 SEARCH_BUDGET = 4000
 """Failed runs one error-text request looks at, at most."""
+SEARCH_SECONDS = 0.05
+"""...and the time it may spend on them (it answers with *Search further* after that)."""
 WALK_BUDGET = 0.08
 """Seconds a combined filter's page may walk (it answers with fewer rows and a cursor)."""
 CURSOR_SEP = "~"
@@ -131,7 +134,8 @@ def _search_errors(read: _Reader, text: str, per_page: int, cursor: str | None
     chunk_cursor, skip_through = _split(cursor)
     found: list[HistoryRecord] = []
     examined = 0
-    while examined < SEARCH_BUDGET:
+    deadline = time.monotonic() + SEARCH_SECONDS
+    while examined < SEARCH_BUDGET and time.monotonic() < deadline:
         page = read(SEARCH_CHUNK, cursor=chunk_cursor)
         records = page.records
         if skip_through is not None:
