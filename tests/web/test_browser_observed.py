@@ -121,3 +121,19 @@ def test_open_a_job_detail_with_its_attempts(live: LiveServer, new_page: NewPage
     follow(page, "#jobs-detail a:has-text('Every run of this job in History')",
            f"/history?jid={jid}")
     assert page.input_value("input[name=jid]") == jid  # the History tab, filtered by it
+
+
+def test_hostile_runs_and_classes_never_run_script(live: LiveServer, new_page: NewPage) -> None:
+    page = new_page()
+    opened = no_dialogs(page)
+    for path, region in ((f"/history?jid={HOSTILE_RUN_JID}", "#history-table"),
+                         ("/history?error=alert", "#history-table"),
+                         ("/timings?class=%3Cscript%3Ealert(1)%3C/script%3E", "#metrics-table"),
+                         (f"/jobs?status=retrying&selected={observed(live).trail_jid}"
+                          "&in=retrying", "#jobs-detail")):
+        page.goto(live.url + path)
+        page.wait_for_selector(region)
+        assert page.locator("img").count() == 0
+        assert page.locator("script:not([src])").count() == 0
+    assert "<script>alert(1)</script>" in page.locator("#jobs-detail ol.attempts").inner_text()
+    assert opened == []
