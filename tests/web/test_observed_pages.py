@@ -183,3 +183,25 @@ def test_history_seed_is_what_the_tests_count() -> None:
     assert sum(record.status == "failed" for record in records) == 120
     assert sum("gateway" in (record.error_message or "") for record in records) == 60
     assert SEARCH_CHUNK < 600  # the error search crosses chunks in the test above
+
+
+def test_a_dashboard_without_the_plugins_shows_what_workers_recorded(
+        seeded: Seeded, redis_url: str, namespace: str) -> None:
+    """Reading needs no plugin: a dashboard app that turns none on (the workers do) shows
+    the history, metrics, trail and status they wrote."""
+    plain = App(redis_url=redis_url, namespace=namespace, plugins=("no:metrics",))
+    url, server, thread = serve(create_app(plain))
+    live = LiveServer(url, plain, None, server, thread)
+    try:
+        with httpx.Client(base_url=url) as http:
+            history = http.get("/history").text
+            assert "plugin is off" not in history and rows(history) == 25
+            assert "plugin is off" not in http.get("/timings").text
+            assert http.get(f"/timings/series.json?class={CLASSES[0]}").status_code == 200
+            jid = observed(seeded).trail_jid
+            detail = http.get(f"/jobs?status=retrying&selected={jid}&in=retrying").text
+            assert "plugin is off" not in detail and "gateway did not answer (2)" in detail
+            assert http.get("/overview/daily.json?days=30").json()["source"] == "history"
+    finally:
+        live.stop()
+        plain.close()

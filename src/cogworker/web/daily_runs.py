@@ -1,6 +1,6 @@
 """Runs per UTC day for the Overview's chart: from the run history's daily counts when the
-history plugin is on, else from the hourly throughput counters (kept 25 hours, so at most
-the last two days show)."""
+history plugin is on (here, or in the workers that wrote some), else from the hourly
+throughput counters (kept 25 hours, so at most the last two days show)."""
 
 from __future__ import annotations
 
@@ -49,8 +49,8 @@ def daily_runs(app: App, days: int, now: float | None = None) -> DailyRuns:
     """The last ``days`` UTC days (today included)."""
     moment = time.time() if now is None else now
     names = _day_names(days, moment)
-    if plugin_off(app, "history") is None:
-        counts = app.history.daily_counts(days, now=moment)
+    counts = app.history.daily_counts(days, now=moment)
+    if counts or plugin_off(app, "history") is None:  # workers elsewhere may record it
         return DailyRuns("history", [
             DayCount(name, counts[name].success if name in counts else 0,
                      counts[name].failed if name in counts else 0) for name in names])

@@ -1,7 +1,8 @@
 """Which observability plugins are on, and what a page says when one is off.
 
-A tab or panel fed by a plugin that is off shows :data:`HOW_TO_TURN_ON`'s hint instead of
-an error (``templates/_plugin_off.html``).
+Reading needs no plugin (the workers that record do), so a page reads what is there; only
+when the plugin is off in this app *and* nothing was recorded does it show how to turn the
+plugin on (``templates/_plugin_off.html``) instead of an empty table.
 """
 
 from __future__ import annotations

@@ -57,8 +57,9 @@ def _context(board: Dashboard, request: Request) -> dict[str, Any]:
                                              ("class", "queue", "jid", "error"))
         or state["status"] != "all" or state["range"] != "all",
     }
-    if context["off"] is not None:
-        return context
+    if context["off"] is not None and not board.app.history.count():
+        return context  # off here, and no worker recorded anything either
+    context["off"] = None
     try:
         view = read_page(board.app.history, filters, per_page=pager.per_page,
                          offset=pager.offset, cursor=cursor)

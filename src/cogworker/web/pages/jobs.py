@@ -73,12 +73,14 @@ def _context(board: Dashboard, request: Request) -> dict[str, Any]:
 
 
 def _observed(board: Dashboard, jid: str) -> dict[str, Any]:
-    """The selected job's live status and failure trail, or which plugin is off."""
+    """The selected job's live status and failure trail (read even when the plugins are off
+    here: workers elsewhere may record them), and which plugin is off when there is none."""
     app = board.app
-    status_off, attempts_off = plugin_off(app, "status"), plugin_off(app, "attempts")
-    return {"status_off": status_off, "attempts_off": attempts_off,
-            "live_status": app.status(jid) if jid and status_off is None else None,
-            "attempts": app.attempts(jid) if jid and attempts_off is None else []}
+    live_status = app.status(jid) if jid else None
+    attempts = app.attempts(jid) if jid else []
+    return {"live_status": live_status, "attempts": attempts,
+            "status_off": plugin_off(app, "status") if live_status is None else None,
+            "attempts_off": plugin_off(app, "attempts") if not attempts else None}
 
 
 def jobs(request: Request) -> Response:

@@ -75,11 +75,12 @@ def _context(board: Dashboard, request: Request) -> dict[str, Any]:
                                "windows": WINDOW_LABELS, "off": plugin_off(board.app, "metrics"),
                                "rows": [], "points": [], "chart_class": "",
                                "series": LATENCY_SERIES, "pager": pager}
-    if context["off"] is not None:
-        return context
     window = WINDOWS[window_name]
     metrics = metrics_of(board)
     try:
+        if context["off"] is not None and not metrics.store.series_count():
+            return context  # off here, and no worker recorded anything either
+        context["off"] = None
         limit = metrics_options_of(board).max_series
         summaries = (last_hour_summaries(metrics, limit) if window_name == "1h"
                      else metrics.summaries(since=window, limit=limit))
@@ -112,14 +113,16 @@ def _point_json(points: list[MetricsPoint]) -> dict[str, list[Any]]:
 
 def series_data(request: Request) -> Response:
     """One class's latency series: ``{"labels": [...ISO], "p50_ms": [...], ...}`` (nulls
-    where nothing ran); 404 text while the metrics plugin is off."""
+    where nothing ran); 404 while the metrics plugin is off and nothing was recorded."""
     board = dashboard(request)
-    if plugin_off(board.app, "metrics") is not None:
-        return JSONResponse({"error": "the metrics plugin is off"}, status_code=404)
     window = WINDOWS[choice_param(request, "range", tuple(WINDOWS), "1h")]
     job_class = text_param(request, "class")
+    metrics = metrics_of(board)
     try:
-        points = metrics_of(board).series(job_class, since=window) if job_class else []
+        if plugin_off(board.app, "metrics") is not None and not metrics.store.series_count():
+            return JSONResponse({"error": "the metrics plugin is off and nothing was recorded"},
+                                status_code=404)
+        points = metrics.series(job_class, since=window) if job_class else []
     except MetricsUnavailableError as exc:
         return JSONResponse({"error": str(exc)}, status_code=404)
     return JSONResponse(_point_json(points), headers={"cache-control": "no-store"})
