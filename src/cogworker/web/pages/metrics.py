@@ -90,7 +90,8 @@ def _context(board: Dashboard, request: Request) -> dict[str, Any]:
         return context
     classes = sorted({row.summary.job_class for row in rows})
     chart_class = chosen or (rows[0].summary.job_class if rows else "")
-    points = metrics.series(chart_class, since=window) if chart_class else []
+    wants_chart = request.query_params.get("fragment") != "table"  # Live polls the table
+    points = metrics.series(chart_class, since=window) if chart_class and wants_chart else []
     context.update(rows=rows[pager.offset:pager.offset + pager.per_page], classes=classes,
                    chart_class=chart_class, points=[p for p in points if p.timings.runs],
                    pager=replace(pager, total=len(rows)), window=window)
