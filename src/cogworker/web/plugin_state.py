@@ -31,10 +31,10 @@ class PluginOff:
 
 
 RECORDS = {
-    "history": "one record per run of a job (each success and each failed attempt)",
-    "metrics": "per-class run counts and timings, minute by minute",
-    "status": "each job's live state and progress",
-    "attempts": "the failure trail of every job that failed",
+    "history": "any run of a job",
+    "metrics": "per-class run counts and timings",
+    "status": "a job's live state and progress",
+    "attempts": "a failed attempt",
 }
 
 
