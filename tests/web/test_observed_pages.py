@@ -205,3 +205,16 @@ def test_a_dashboard_without_the_plugins_shows_what_workers_recorded(
     finally:
         live.stop()
         plain.close()
+
+
+def test_a_broker_without_a_history_says_so(http: httpx.Client, live: LiveServer,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    from cogworker.core.broker import HISTORY
+
+    broker = live.app.broker
+    extension = broker.extension
+    monkeypatch.setattr(broker, "extension",
+                        lambda key: None if key is HISTORY else extension(key))
+    page = http.get("/history")
+    assert page.status_code == 200 and "keeps no run history" in page.text
+    assert http.get("/overview/daily.json?days=7").json()["source"] == "counters"

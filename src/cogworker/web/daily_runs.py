@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from cogworker.api.stats import Stats
+from cogworker.core.errors import BrokerUnavailableError, CogworkerError
 from cogworker.web.plugin_state import plugin_off
 
 if TYPE_CHECKING:
@@ -49,8 +50,14 @@ def daily_runs(app: App, days: int, now: float | None = None) -> DailyRuns:
     """The last ``days`` UTC days (today included)."""
     moment = time.time() if now is None else now
     names = _day_names(days, moment)
-    counts = app.history.daily_counts(days, now=moment)
-    if counts or plugin_off(app, "history") is None:  # workers elsewhere may record it
+    try:
+        counts = app.history.daily_counts(days, now=moment)
+    except BrokerUnavailableError:
+        raise
+    except CogworkerError:  # a broker that keeps no history at all
+        counts = None
+    # counts there: workers elsewhere record them, even with the plugin off here
+    if counts is not None and (counts or plugin_off(app, "history") is None):
         return DailyRuns("history", [
             DayCount(name, counts[name].success if name in counts else 0,
                      counts[name].failed if name in counts else 0) for name in names])

@@ -11,6 +11,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from cogworker.core.broker.history import RunStatus, SortKey
+from cogworker.core.errors import BrokerUnavailableError, CogworkerError
 from cogworker.web.extension import Dashboard, Tab, dashboard
 from cogworker.web.history_view import RANGES, HistoryFilters, read_page
 from cogworker.web.plugin_state import plugin_off
@@ -57,14 +58,20 @@ def _context(board: Dashboard, request: Request) -> dict[str, Any]:
                                              ("class", "queue", "jid", "error"))
         or state["status"] != "all" or state["range"] != "all",
     }
-    if context["off"] is not None and not board.app.history.count():
-        return context  # off here, and no worker recorded anything either
-    context["off"] = None
     try:
-        view = read_page(board.app.history, filters, per_page=pager.per_page,
-                         offset=pager.offset, cursor=cursor)
+        history = board.app.history
+        if context["off"] is not None and not history.count():
+            return context  # off here, and no worker recorded anything either
+        context["off"] = None
+        view = read_page(history, filters, per_page=pager.per_page, offset=pager.offset,
+                         cursor=cursor)
     except ValueError:  # a cursor edited by hand, or from another filter
         context["bad_cursor"] = True
+        return context
+    except CogworkerError as exc:
+        if isinstance(exc, BrokerUnavailableError):
+            raise
+        context.update(off=None, unavailable=str(exc))  # a broker that keeps no history
         return context
     context.update(view=view, pager=replace(pager, total=view.total or 0))
     return context
