@@ -50,6 +50,7 @@ def test_history_filters_by_status_class_queue_and_jid(http: httpx.Client,
     failed = http.get("/history?status=failed&per=100").text
     assert "Succeeded</span>" not in failed.split("<tbody>")[1]
     assert "of 122 runs" in failed  # every fifth of 600, and the two hostile runs
+    assert f'<option value="{CLASSES[1]}">' in failed  # the class filter's suggestions
     one_class = http.get(f"/history?class={CLASSES[1]}&per=100").text
     assert set(classes_shown(one_class)) == {CLASSES[1]}
     jid = observed(seeded).history_jids[2]

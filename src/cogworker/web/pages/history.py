@@ -10,6 +10,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from cogworker.api.metrics import Metrics, MetricsUnavailableError
 from cogworker.core.broker.history import RunStatus, SortKey
 from cogworker.core.errors import BrokerUnavailableError, CogworkerError
 from cogworker.web.extension import Dashboard, Tab, dashboard
@@ -18,6 +19,7 @@ from cogworker.web.plugin_state import plugin_off
 from cogworker.web.query import Pager, choice_param, text_param
 
 FRAGMENTS = {"table": "history/_table.html"}
+CLASS_SUGGESTIONS = 100
 STATUS_CHOICES = ("all", "success", "failed")
 SORTS: tuple[SortKey, ...] = ("finished_at", "duration")
 ORDERS = ("desc", "asc")
@@ -73,8 +75,19 @@ def _context(board: Dashboard, request: Request) -> dict[str, Any]:
             raise
         context.update(off=None, unavailable=str(exc))  # a broker that keeps no history
         return context
-    context.update(view=view, pager=replace(pager, total=view.total or 0))
+    context.update(view=view, pager=replace(pager, total=view.total or 0),
+                   known_classes=_known_classes(board))
     return context
+
+
+def _known_classes(board: Dashboard) -> list[str]:
+    """Class names for the class filter's suggestions: those the metrics plugin ranks
+    (one bounded read), none when the broker keeps no metrics."""
+    try:
+        keys = Metrics(board.app).store.top_series(CLASS_SUGGESTIONS)
+    except MetricsUnavailableError:
+        return []
+    return sorted({key.job_class for key in keys})
 
 
 def history(request: Request) -> Response:
