@@ -219,3 +219,19 @@ def test_a_broker_without_a_history_says_so(http: httpx.Client, live: LiveServer
     page = http.get("/history")
     assert page.status_code == 200 and "keeps no run history" in page.text
     assert http.get("/overview/daily.json?days=7").json()["source"] == "counters"
+
+
+def test_history_rows_link_where_the_status_plugin_says_the_job_is(
+        http: httpx.Client, live: LiveServer, seeded: Seeded) -> None:
+    from cogworker.core.broker import STATUS, StatusRecord
+
+    store = live.app.broker.extension(STATUS)
+    assert store is not None
+    done, retrying = observed(seeded).history_jids[0], observed(seeded).history_jids[2]
+    now = time.time()
+    store.write([StatusRecord(done, "complete", now, now + 600),
+                 StatusRecord(retrying, "retrying", now, now + 600)])
+    html = http.get("/history?per=10").text
+    assert f'href="/jobs?status=retrying&amp;selected={retrying}&amp;in=retrying"' in html
+    assert f'href="/jobs?selected={done}"' not in html  # finished: no detail to open
+    assert f'href="/history?jid={done}"' in html  # its runs still are

@@ -11,6 +11,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from cogworker.api.metrics import Metrics, MetricsUnavailableError
+from cogworker.api.status import job_statuses
 from cogworker.core.broker.history import RunStatus, SortKey
 from cogworker.core.errors import BrokerUnavailableError, CogworkerError
 from cogworker.web.extension import Dashboard, Tab, dashboard
@@ -76,8 +77,22 @@ def _context(board: Dashboard, request: Request) -> dict[str, Any]:
         context.update(off=None, unavailable=str(exc))  # a broker that keeps no history
         return context
     context.update(view=view, pager=replace(pager, total=view.total or 0),
-                   known_classes=_known_classes(board))
+                   known_classes=_known_classes(board),
+                   where=whereabouts(board, [record.jid for record in view.records]))
     return context
+
+
+STATE_TO_TAB = {"queued": "enqueued", "interrupted": "enqueued", "scheduled": "scheduled",
+                "working": "running", "retrying": "retrying", "failed": "dead"}
+"""Where the status plugin says a job is, as the Jobs tab's state (the others: gone)."""
+
+
+def whereabouts(board: Dashboard, jids: list[str]) -> dict[str, str]:
+    """Per jid with a live status (one read for the page): the Jobs tab state holding it,
+    or ``""`` when it finished or expired. A jid without one is absent (unknown: its row
+    links to a lookup in every state)."""
+    statuses = job_statuses(board.app, list(dict.fromkeys(jids)))
+    return {jid: STATE_TO_TAB.get(status.state, "") for jid, status in statuses.items()}
 
 
 def _known_classes(board: Dashboard) -> list[str]:
