@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from html import unescape
 
 import httpx
@@ -235,3 +236,26 @@ def test_history_rows_link_where_the_status_plugin_says_the_job_is(
     assert f'href="/jobs?status=retrying&amp;selected={retrying}&amp;in=retrying"' in html
     assert f'href="/jobs?selected={done}"' not in html  # finished: no detail to open
     assert f'href="/history?jid={done}"' in html  # its runs still are
+
+
+def test_cursor_pages_work_for_a_long_class_name(http: httpx.Client, live: LiveServer) -> None:
+    from cogworker.core.broker import HISTORY
+    from web.seed_observed import RETENTION
+
+    store = live.app.broker.extension(HISTORY)
+    assert store is not None
+    long_name = "reports." + "VeryLongJobClassName" * 7  # its cursor: over 200 characters
+    now = time.time()
+    store.append([replace(record, job_class=long_name, queue="mail", status="failed",
+                          error_class="E", error_message="m", run_id=f"long-{n}")
+                  for n, record in enumerate(history_records(now, 30))], RETENTION)
+    url = f"/history?class={long_name}&queue=mail&per=10"
+    seen = 0
+    for _ in range(5):
+        html = http.get(url).text
+        seen += rows(html)
+        more = re.search(r'href="([^"]+)">Next page', html)
+        if more is None:
+            break
+        url = unescape(more.group(1))
+    assert seen == 30 and "no longer valid" not in html

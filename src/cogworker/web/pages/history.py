@@ -21,6 +21,7 @@ from cogworker.web.query import Pager, choice_param, text_param
 
 FRAGMENTS = {"table": "history/_table.html"}
 CLASS_SUGGESTIONS = 100
+MAX_CURSOR_CHARS = 4096
 STATUS_CHOICES = ("all", "success", "failed")
 SORTS: tuple[SortKey, ...] = ("finished_at", "duration")
 ORDERS = ("desc", "asc")
@@ -52,14 +53,15 @@ def filters_of(request: Request) -> tuple[HistoryFilters, dict[str, Any]]:
 def _context(board: Dashboard, request: Request) -> dict[str, Any]:
     filters, state = filters_of(request)
     pager = Pager.from_request(request, None, board.settings.per_page)
-    cursor = text_param(request, "cursor") or None
+    # not text_param: a cursor holds the index entry (a class name may be long), base64'd
+    cursor = request.query_params.get("cursor", "").strip()[:MAX_CURSOR_CHARS] or None
     state.update(per=pager.per_page, page=pager.page, cursor=cursor or "")
+    filtered = (any(state[name] for name in ("class", "queue", "jid", "error"))
+                or state["status"] != "all" or state["range"] != "all")
     context: dict[str, Any] = {
         "tab": "history", "path": "/history", "state": state, "statuses": STATUS_CHOICES,
         "ranges": RANGE_LABELS, "off": plugin_off(board.app, "history"), "view": None,
-        "bad_cursor": False, "filtered": any(state[name] for name in
-                                             ("class", "queue", "jid", "error"))
-        or state["status"] != "all" or state["range"] != "all",
+        "bad_cursor": False, "filtered": filtered,
     }
     try:
         history = board.app.history
