@@ -135,7 +135,7 @@ def test_a_running_sync_job_sees_cancelled_and_stops(app: App) -> None:
 
     app.job(Loops)
     function_jid = loops.perform_async()
-    class_jid = Loops.perform_async()  # type: ignore[attr-defined]
+    class_jid = Loops.perform_async()
     assert function_jid is not None and class_jid is not None
     with working(app):
         assert started.wait(WAIT)
