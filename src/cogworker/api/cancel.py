@@ -12,8 +12,9 @@ is recorded on the broker (``broker.extension(CANCELLATIONS)``), kept
   ``cancel="raise"``): :attr:`CancelOutcome.SIGNALLED`. So is a job that left its queue
   between the look-up and the removal (a worker fetched it): the stored cancellation drops
   it when it starts, or tells its run;
-* a job in dead, or whose status (``status`` plugin) says it finished:
-  :attr:`CancelOutcome.TOO_LATE`, and nothing is recorded;
+* a job in dead, one found nowhere that was cancelled already, or one whose status
+  (``status`` plugin) says it finished: :attr:`CancelOutcome.TOO_LATE`, and nothing is
+  recorded;
 * a jid found nowhere: :attr:`CancelOutcome.UNKNOWN`. The cancellation is recorded all the
   same (a job with that jid that turns up within the TTL — being pushed right now, held by
   a worker between its fetch and its start — is dropped).
@@ -145,6 +146,8 @@ def _not_found(app: PluginHost, store: CancellationStore, jid: str, now: float,
     if holder is not None:
         store.cancel(jid, until, now)
         return CancelResult(jid, CancelOutcome.SIGNALLED, f"running on {holder}")
+    if store.is_cancelled(jid, now):  # and found nowhere: it will not run
+        return CancelResult(jid, CancelOutcome.TOO_LATE, "cancelled already")
     status = job_status(app, jid)
     if status is not None and status.state in FINISHED_STATES:
         return CancelResult(jid, CancelOutcome.TOO_LATE, f"status {status.state}")
