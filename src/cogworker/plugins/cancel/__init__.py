@@ -28,7 +28,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Final
 
 from cogworker.core.broker import CANCELLATIONS
-from cogworker.core.cancel_signal import CancelSignal, signalling
+from cogworker.core.cancel_signal import CancelSignal, enter_signal, leave_signal
 from cogworker.core.errors import JobCancelled
 from cogworker.core.job_options import JobOption
 from cogworker.core.markers import hookimpl
@@ -108,9 +108,11 @@ def cogworker_start_gate(app: PluginHost) -> StartGate | None:
 
 def _raises_in_thread(ctx: JobContext) -> bool:
     definition = ctx.definition
-    if definition is None or definition.is_async:
-        return False  # an async job is told by the cancellation of its task
-    return (ctx.job.get("cancel") or definition.options.get("cancel")) == "raise"
+    if definition is None:
+        return False
+    if (ctx.job.get("cancel") or definition.options.get("cancel")) != "raise":
+        return False
+    return not definition.is_async  # an async job is told by the cancellation of its task
 
 
 def _cancelled_error(jid: str) -> JobCancelled:
@@ -121,9 +123,9 @@ def _middleware(watch: CancelWatch) -> ServerMiddleware:
     def watch_run(ctx: JobContext, call_next: Callable[[], object]) -> object:
         signal = CancelSignal(str(ctx.job.get("jid")), raise_in_thread=_raises_in_thread(ctx))
         watch.register(signal)
+        token = enter_signal(signal)
         try:
-            with signalling(signal):
-                result = call_next()
+            result = call_next()
         except JobCancelled:
             raise
         except BaseException as exc:
@@ -131,6 +133,7 @@ def _middleware(watch: CancelWatch) -> ServerMiddleware:
                 raise _cancelled_error(signal.jid) from exc
             raise
         finally:
+            leave_signal(token, signal)
             watch.unregister(signal)
         if signal.fired:
             raise _cancelled_error(signal.jid)
