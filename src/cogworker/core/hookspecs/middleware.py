@@ -59,7 +59,8 @@ def cogworker_server_middleware(app: PluginHost) -> ServerMiddleware | None:
 
     Implemented by builtin: history, metrics (``tryfirst``: outermost, so each times every
     run), status (``working``, then ``complete`` or the failure), otel (the
-    ``process <queue>`` span).
+    ``process <queue>`` span), cancel (``trylast``: innermost; each run's cancellation
+    signal, and ``JobCancelled`` out of a run that was told to stop).
 
     Example::
 
