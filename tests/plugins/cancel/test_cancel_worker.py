@@ -201,3 +201,30 @@ def test_finished_and_unknown_jobs_are_reported_as_such(app: App) -> None:
     assert store is not None
     assert store.is_cancelled("0123456789abcdef01234567", time.time())  # kept in case
     assert not store.is_cancelled(finished, time.time())  # too late: nothing recorded
+
+
+def test_an_announcement_heard_during_a_re_read_is_not_lost(app: App) -> None:
+    """A re-read whose answer predates a cancellation must not forget that cancellation,
+    heard meanwhile by announcement."""
+    from cogworker.plugins.cancel.watch import CancelWatch
+
+    store = app.broker.extension(CANCELLATIONS)
+    assert store is not None
+
+    class SlowStore:
+        """The store, with an announcement arriving between the read and its answer."""
+
+        def __init__(self) -> None:
+            self.watch: CancelWatch | None = None
+
+        def active(self, now: float) -> dict[str, float]:
+            answer = store.active(now)  # read before the cancellation was recorded
+            assert self.watch is not None
+            self.watch.note("late-jid")
+            return answer
+
+    slow = SlowStore()
+    watch = CancelWatch(slow, 60.0, 30.0, time.time)  # type: ignore[arg-type]
+    slow.watch = watch
+    watch.refresh()
+    assert watch.is_cancelled("late-jid")

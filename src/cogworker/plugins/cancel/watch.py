@@ -39,6 +39,7 @@ class CancelWatch:
         self._refresh_interval = refresh_interval
         self._clock = clock
         self._until: dict[str, float] = {}
+        self._noted_at: dict[str, float] = {}  # jid -> monotonic time it was announced
         self._running: dict[str, CancelSignal] = {}
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -71,14 +72,23 @@ class CancelWatch:
         ``ttl`` from now until the next re-read says better)."""
         with self._lock:
             self._until[jid] = self._clock() + self._ttl if until is None else until
+            self._noted_at[jid] = time.monotonic()
             signal = self._running.get(jid)
         if signal is not None:
             self._fire(signal)
 
     def refresh(self) -> None:
-        """Re-read every live cancellation from the broker; fire the runs they name."""
+        """Re-read every live cancellation from the broker; fire the runs they name.
+
+        An announcement heard while the read was on its way is kept: the read may have
+        been answered before that cancellation was recorded."""
+        started = time.monotonic()
         active = self._store.active(self._clock())
         with self._lock:
+            self._noted_at = {jid: at for jid, at in self._noted_at.items() if at >= started}
+            for jid in self._noted_at:
+                if jid in self._until:
+                    active.setdefault(jid, self._until[jid])
             self._until = active
             named = [signal for jid, signal in self._running.items() if jid in active]
         for signal in named:
