@@ -13,8 +13,9 @@ import cogworker
 from cogworker.api import DeadSet, Queue, RetrySet, ScheduledSet
 from cogworker.api.cancel import CancelOutcome
 from cogworker.app import App
-from cogworker.core.broker import CANCELLATIONS
+from cogworker.core.broker import CANCELLATIONS, CancellationStore
 from cogworker.core.errors import JobCancelled
+from cogworker.plugins.cancel.watch import CancelWatch
 from helpers.threaded_worker import WAIT, Countdown, working
 from plugins.cancel.conftest import eventually
 
@@ -206,10 +207,9 @@ def test_finished_and_unknown_jobs_are_reported_as_such(app: App) -> None:
 def test_an_announcement_heard_during_a_re_read_is_not_lost(app: App) -> None:
     """A re-read whose answer predates a cancellation must not forget that cancellation,
     heard meanwhile by announcement."""
-    from cogworker.plugins.cancel.watch import CancelWatch
-
-    store = app.broker.extension(CANCELLATIONS)
-    assert store is not None
+    found = app.broker.extension(CANCELLATIONS)
+    assert found is not None
+    store: CancellationStore = found
 
     class SlowStore:
         """The store, with an announcement arriving between the read and its answer."""
