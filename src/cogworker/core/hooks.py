@@ -51,6 +51,7 @@ NOTIFICATION_HOOKS: frozenset[str] = frozenset(
         "cogworker_job_retried",
         "cogworker_job_died",
         "cogworker_job_expired",
+        "cogworker_job_cancelled",
         "cogworker_orphans_recovered",
         "cogworker_job_discarded",
         "cogworker_job_progress",
@@ -179,7 +180,7 @@ class Hooks:
         results = self._pm.hook.cogworker_server_middleware(app=app)
         return [cast("ServerMiddleware", item) for item in results if item is not None]
 
-    def start_gates(self, app: PluginHost) -> list[StartGate]:
+    def start_gate(self, app: PluginHost) -> list[StartGate]:
         """The start gates in pluggy call order; None dropped."""
         results = self._pm.hook.cogworker_start_gate(app=app)
         return [cast("StartGate", item) for item in results if item is not None]

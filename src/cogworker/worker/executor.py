@@ -94,7 +94,7 @@ class JobRunner:
         self.stats = stats
         self.event_loop = event_loop
         self._chain = [*self.hooks.server_middleware(app), *app.server_middleware]
-        self._gates = self.hooks.start_gates(app)
+        self._gates = self.hooks.start_gate(app)
         self.time_limits = TimeLimits()
 
     # entry point ---------------------------------------------------------------------------
