@@ -39,16 +39,16 @@ class RedisCancellationStore:
     def cancel(self, jid: str, until: float, now: float,
                waiting: WaitingEntry | None = None) -> bool:
         require_jid(jid)
-        keys: list[KeyOrArg] = [self._keys.cancellations]
         args: list[KeyOrArg] = [jid, repr(float(until)), repr(float(now)),
                                 self._keys.cancel_channel]
         if waiting is None:
+            container = self._keys.cancellations  # the header's two keys, one of them unused
             args += ["", ""]
         else:
-            key, kind = self._container(waiting)
-            keys.append(key)
+            container, kind = self._container(waiting)
             args += [kind, wire(waiting.raw)]
-        return bool(self._scripts.run("cogworker.redis", "cancel", keys, args))
+        return bool(self._scripts.run("cogworker.redis", "cancel",
+                                      [self._keys.cancellations, container], args))
 
     def is_cancelled(self, jid: str, now: float) -> bool:
         require_jid(jid)

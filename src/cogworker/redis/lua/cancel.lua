@@ -3,7 +3,7 @@
 --
 -- KEYS[1]  the cancellations (cancelled, a sorted set: jid scored by its expiry)
 -- KEYS[2]  where the job waits: its queue (a list), the schedule or the retry set (sorted
---          sets); only when ARGV[5] is not ""
+--          sets); KEYS[1] again when ARGV[5] is "" (nothing to remove)
 -- ARGV[1]  the jid
 -- ARGV[2]  when the cancellation expires (epoch seconds)
 -- ARGV[3]  now (epoch seconds): cancellations expired by then are dropped
