@@ -15,6 +15,7 @@ from cogworker.api.cancel import CancelOutcome
 from cogworker.api.metrics import Metrics
 from cogworker.app import App
 from cogworker.core.broker import METRICS, SeriesKey, Timings
+from cogworker.prometheus.collector import FleetCollector
 from helpers.threaded_worker import WAIT, Countdown, working
 from plugins.cancel.conftest import eventually
 
@@ -78,6 +79,11 @@ def test_expired_and_cancelled_jobs_leave_records_and_counts(app: App) -> None:
     assert (note_totals.processed, note_totals.failed) == (1, 0)
     assert (note_totals.expired, note_totals.cancelled) == (1, 1)
     assert (loops_totals.processed, loops_totals.failed, loops_totals.cancelled) == (0, 0, 1)
+    exported = {(sample.name, sample.labels.get("class")): sample.value
+                for family in FleetCollector(app.broker).collect() for sample in family.samples}
+    assert exported[("cogworker_jobs_expired_total", "note")] == 1
+    assert exported[("cogworker_jobs_cancelled_total", "note")] == 1
+    assert exported[("cogworker_jobs_cancelled_total", "loops")] == 1
     summary = {row.job_class: row for row in Metrics(app).summaries()}
     assert (summary["note"].expired, summary["note"].cancelled) == (1, 1)
     assert summary["note"].to_dict()["expired"] == 1
