@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, cast
 
 from cogworker.core.broker import CANCELLATIONS
 from cogworker.core.cancel_signal import CancelSignal, enter_signal, leave_signal
@@ -60,7 +60,7 @@ def watch_of(app: PluginHost) -> CancelWatch | None:
     """The app's watch, made on first use for its broker; None without the facet."""
     kept = app.extras.get(WATCH_KEY)
     if kept is not None and kept[0] is app.broker:
-        return kept[1]  # type: ignore[no-any-return]
+        return cast("CancelWatch | None", kept[1])
     store = app.broker.extension(CANCELLATIONS)
     watch = None
     if store is not None:

@@ -50,7 +50,7 @@ class CancelWatch:
 
     # the per-job path: dictionary look-ups only ---------------------------------------
     def is_cancelled(self, jid: object) -> bool:
-        until = self._until.get(jid)  # type: ignore[call-overload]
+        until = self._until.get(jid) if isinstance(jid, str) else None
         return until is not None and until >= self._clock()
 
     def register(self, signal: CancelSignal) -> None:
