@@ -28,6 +28,7 @@ from cogworker.core.settings import DEACTIVATE_PREFIX
 from cogworker.supervisor import lineage
 
 if TYPE_CHECKING:
+    from cogworker.api.cancel import CancelResult
     from cogworker.api.history import History
     from cogworker.api.status import JobStatus
     from cogworker.core.broker import Attempt, Broker
@@ -368,6 +369,13 @@ class App:
         items = [{"class": definition.name, **options, "args": args}
                  for args in definition.call.positional_each(args_list)]
         return self._client.push_bulk(items)
+
+    def cancel(self, jid: str) -> CancelResult:
+        """Cancel job ``jid``: removed if it waits, told if it runs, kept ``ttl`` so it
+        never starts later (:mod:`cogworker.api.cancel`; workers need the cancel plugin)."""
+        from cogworker.api.cancel import cancel_job
+
+        return cancel_job(self, jid)
 
     # observing -----------------------------------------------------------------------------
     def status(self, jid: str) -> JobStatus | None:

@@ -74,6 +74,16 @@ class ClassSummary:
         return self.timings.failed
 
     @property
+    def expired(self) -> int:
+        """Jobs dropped unrun, past their ``expires_at`` (not runs)."""
+        return self.timings.expired
+
+    @property
+    def cancelled(self) -> int:
+        """Jobs cancelled, before they started or while running (not runs)."""
+        return self.timings.cancelled
+
+    @property
     def failure_rate(self) -> float:
         """Failed runs / all runs (0 when nothing ran)."""
         runs = self.timings.runs
@@ -98,7 +108,8 @@ class ClassSummary:
 
     def to_dict(self) -> dict[str, Any]:
         return {"class": self.job_class, "queue": self.queue, "processed": self.processed,
-                "failed": self.failed, "failure_rate": self.failure_rate,
+                "failed": self.failed, "expired": self.expired,
+                "cancelled": self.cancelled, "failure_rate": self.failure_rate,
                 "mean_ms": self.mean_ms, **_percentiles(self.timings),
                 "total_ms": self.timings.total_ms, "histogram": list(self.timings.buckets)}
 

@@ -77,7 +77,8 @@ def record_json(record: HistoryRecord) -> dict[str, Any]:
 
 @click.command("history")
 @app_options
-@click.option("--status", type=click.Choice(RUN_STATUSES), help="Only successes or failures.")
+@click.option("--status", type=click.Choice(RUN_STATUSES),
+              help="Only records with this status (expired and cancelled jobs have one too).")
 @click.option("--class", "job_class", metavar="NAME", help="Only runs of this job class.")
 @click.option("--queue", metavar="NAME", help="Only runs from this queue.")
 @click.option("--jid", metavar="JID", help="Only runs of this job (its whole timeline).")

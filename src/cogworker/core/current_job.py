@@ -11,12 +11,19 @@ around each job's ``perform``, in a context variable, so it is right per thread 
             ...
             job.progress(100 * done / total, message=f"row {done}")
 
+A job also sees here whether it was cancelled while running (``job.cancelled()``, true
+once ``app.cancel(jid)`` reached its worker; see :mod:`cogworker.core.cancel_signal`)::
+
+        if job.cancelled():
+            return  # the run is settled as cancelled
+
 ``progress`` and ``store`` only hand the facts to the ``cogworker_job_progress`` hook (the
 ``status`` plugin buffers them), so they cost a dict update, not a Redis command.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import math
 from collections.abc import Iterator
@@ -24,7 +31,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from cogworker.core.errors import NoCurrentJobError
+from cogworker.core.cancel_signal import CancelSignal, current_signal
+from cogworker.core.errors import JobCancelled, NoCurrentJobError
 
 if TYPE_CHECKING:
     from cogworker.core.payload import Payload
@@ -36,10 +44,12 @@ MESSAGE_LIMIT = 1000
 
 @dataclass(frozen=True, slots=True)
 class CurrentJob:
-    """The job running here: its app, its payload, and its status reports."""
+    """The job running here: its app, its payload, its status reports, and whether it was
+    cancelled (``signal``: None when no cancellation plugin watches this run)."""
 
     app: PluginHost
     job: Payload
+    signal: CancelSignal | None = None
 
     @property
     def jid(self) -> str:
@@ -50,6 +60,15 @@ class CurrentJob:
         checked = check_pct(pct)
         text = None if message is None else str(message)[:MESSAGE_LIMIT]
         self.app.hooks.job_progress(self.app, self.job, checked, text, {})
+
+    def cancelled(self) -> bool:
+        """Whether this run was cancelled (``app.cancel``) since it started."""
+        return self.signal is not None and self.signal.fired
+
+    def raise_if_cancelled(self) -> None:
+        """Raise :class:`~cogworker.core.errors.JobCancelled` if this run was cancelled."""
+        if self.signal is not None and self.signal.fired:
+            raise JobCancelled(f"job {self.jid} was cancelled while running")
 
     def store(self, **fields: object) -> None:
         """Store ``fields`` with the job's status (values as strings; None drops one)."""
@@ -88,7 +107,7 @@ def running_job() -> CurrentJob | None:
 @contextmanager
 def running(app: PluginHost, job: Payload) -> Iterator[CurrentJob]:
     """Make ``job`` the current job for the block."""
-    current = CurrentJob(app, job)
+    current = CurrentJob(app, job, current_signal())
     token = _CURRENT.set(current)
     try:
         yield current
@@ -98,7 +117,10 @@ def running(app: PluginHost, job: Payload) -> Iterator[CurrentJob]:
 
 async def run_as_current(current: CurrentJob, awaitable: Any) -> Any:
     """Await ``awaitable`` with ``current`` as the current job (an ``async def`` job runs
-    on the event-loop thread, whose context is not the processor thread's)."""
+    on the event-loop thread, whose context is not the processor thread's); a cancellation
+    reaches the job as the cancellation of this task."""
+    if current.signal is not None:
+        current.signal.attach_task(asyncio.current_task())
     token = _CURRENT.set(current)
     try:
         return await awaitable

@@ -35,6 +35,7 @@ Control flow, not failures, and so not under the root:
     JobFailedError(CogworkerError)      handed to death handlers for a failure filed later
     JobOrphanedError(CogworkerError)    handed to death handlers for a repeat orphan
     JobTimeoutError(CogworkerError)     raised in a job that ran past its time limit
+    JobCancelled(CogworkerError)        a cancelled job's run: settled as cancelled
 
 Messages say what went wrong, which thing it was, and what to do about it.
 """
@@ -238,6 +239,15 @@ class JobTimeoutError(CogworkerError):
     """A job ran past its time limit (the ``time_limit`` option or the ``job_time_limit``
     setting). Raised in the job (a sync job's thread, an ``async def`` job's task) and
     filed like any failure: retried, or dead when no retries are left."""
+
+
+class JobCancelled(CogworkerError):
+    """The job was cancelled (``app.cancel``, ``cogworker cancel``).
+
+    Raised in a sync job's thread when it opted in (``cancel="raise"``) or when it calls
+    ``job.raise_if_cancelled()``; the worker also raises it around a run that was signalled
+    while running. A run that ends with it is settled as cancelled: acknowledged, never
+    retried, never dead."""
 
 
 class JobArgumentShapeError(JobArgumentError):

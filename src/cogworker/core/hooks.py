@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from cogworker.core.broker import Broker, BrokerSchemes, Fetcher, LockClaim
     from cogworker.core.hookspecs import WorkerHandle
     from cogworker.core.job_options import JobOption
-    from cogworker.core.middleware import ClientMiddleware, ServerMiddleware
+    from cogworker.core.middleware import ClientMiddleware, ServerMiddleware, StartGate
     from cogworker.core.payload import Payload
     from cogworker.core.periodic_types import ClaimResult, PeriodicEntry
     from cogworker.core.plugin_host import PluginHost
@@ -51,6 +51,7 @@ NOTIFICATION_HOOKS: frozenset[str] = frozenset(
         "cogworker_job_retried",
         "cogworker_job_died",
         "cogworker_job_expired",
+        "cogworker_job_cancelled",
         "cogworker_orphans_recovered",
         "cogworker_job_discarded",
         "cogworker_job_progress",
@@ -179,6 +180,11 @@ class Hooks:
         results = self._pm.hook.cogworker_server_middleware(app=app)
         return [cast("ServerMiddleware", item) for item in results if item is not None]
 
+    def start_gate(self, app: PluginHost) -> list[StartGate]:
+        """The start gates in pluggy call order; None dropped."""
+        results = self._pm.hook.cogworker_start_gate(app=app)
+        return [cast("StartGate", item) for item in results if item is not None]
+
     # -- unique jobs -------------------------------------------------------------------
 
     def acquire_unique_lock(self, app: PluginHost, job: Payload) -> bool | None:
@@ -265,6 +271,10 @@ class Hooks:
     def job_expired(self, app: PluginHost, job: Payload, late: float) -> None:
         """Notification: a fetched job was dropped, its ``expires_at`` passed."""
         self._notify("cogworker_job_expired", app=app, job=job, late=late)
+
+    def job_cancelled(self, app: PluginHost, job: Payload, when: str) -> None:
+        """Notification: a job was cancelled (``before_start`` or ``while_running``)."""
+        self._notify("cogworker_job_cancelled", app=app, job=job, when=when)
 
     def orphans_recovered(self, app: PluginHost, identity: str, count: int,
                           jobs: Sequence[Payload] = ()) -> None:

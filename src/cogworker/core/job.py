@@ -287,6 +287,20 @@ class Job:
         if current is not None and current.jid == getattr(self, "jid", None):
             current.store(**fields)
 
+    def cancelled(self) -> bool:
+        """Whether this run was cancelled (``app.cancel``) since it started: a long sync
+        job looks now and then and stops (see :meth:`cogworker.CurrentJob.cancelled`).
+        False outside a worker's run."""
+        current = running_job()
+        return (current is not None and current.jid == getattr(self, "jid", None)
+                and current.cancelled())
+
+    def raise_if_cancelled(self) -> None:
+        """Raise :class:`~cogworker.core.errors.JobCancelled` if this run was cancelled."""
+        current = running_job()
+        if current is not None and current.jid == getattr(self, "jid", None):
+            current.raise_if_cancelled()
+
     @classmethod
     def class_options(cls) -> dict[str, Any]:
         merged: dict[str, Any] = {}

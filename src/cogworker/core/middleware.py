@@ -69,6 +69,13 @@ class ServerMiddleware(Protocol):
     def __call__(self, ctx: JobContext, call_next: Callable[[], object]) -> object: ...
 
 
+class StartGate(Protocol):
+    """Checks a fetched job before it starts; True when it dropped the job (see the
+    ``cogworker_start_gate`` hook)."""
+
+    def __call__(self, job: Payload) -> bool: ...
+
+
 C = TypeVar("C")
 
 

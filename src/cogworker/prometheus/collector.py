@@ -7,7 +7,8 @@ Families (``docs/how-to/monitor.md`` lists them with their meaning):
   ``cogworker_queue_size{queue}``, ``cogworker_queue_latency_seconds{queue}``,
   ``cogworker_busy_workers``, ``cogworker_processes``;
 * from the metrics facet (when the broker has one): ``cogworker_job_duration_seconds``
-  (histogram, ``class`` and ``queue`` labels), ``cogworker_orphans_recovered_total``,
+  (histogram, ``class`` and ``queue`` labels), ``cogworker_jobs_expired_total`` and
+  ``cogworker_jobs_cancelled_total`` (the same labels), ``cogworker_orphans_recovered_total``,
   ``cogworker_cron_tick_lag_seconds``.
 
 Bounded cardinality: at most ``max_series`` (class, queue) series, those with the most runs
@@ -20,7 +21,7 @@ latency the worst). A scrape costs a fixed number of broker reads whatever the f
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 
 from prometheus_client.core import (
     CounterMetricFamily,
@@ -38,6 +39,7 @@ from cogworker.core.broker.metrics import (
     METRICS,
     MINUTE,
     MetricsStore,
+    SeriesKey,
     Timings,
     summed,
 )
@@ -138,6 +140,7 @@ class FleetCollector(Collector):
         if rest.runs:
             _add_histogram(durations, [OTHER, OTHER], rest)
         yield durations
+        yield from _unrun_counters(keys, totals.series, rest)
         yield CounterMetricFamily("cogworker_orphans_recovered",
                                   "Jobs put back on their queues after their process died.",
                                   value=totals.orphans_recovered)
@@ -146,6 +149,21 @@ class FleetCollector(Collector):
         yield GaugeMetricFamily("cogworker_cron_tick_lag_seconds",
                                 f"Worst lateness of a fired cron slot over the last "
                                 f"{CRON_LAG_MINUTES} minutes.", value=lag or 0.0)
+
+
+def _unrun_counters(keys: Sequence[SeriesKey], series: Mapping[SeriesKey, Timings],
+                    rest: Timings) -> Iterator[Metric]:
+    """The expired and the cancelled jobs of the series shown, the rest as ``other``."""
+    for name, what, field in (
+            ("cogworker_jobs_expired", "Jobs dropped unrun past their expires_at.", "expired"),
+            ("cogworker_jobs_cancelled", "Jobs cancelled, before they started or while "
+                                         "running.", "cancelled")):
+        family = CounterMetricFamily(name, what, labels=["class", "queue"])
+        for key in sorted(keys):
+            family.add_metric([key.job_class, key.queue], getattr(series[key], field))
+        if getattr(rest, field):
+            family.add_metric([OTHER, OTHER], getattr(rest, field))
+        yield family
 
 
 def _add_histogram(family: HistogramMetricFamily, labels: Sequence[str],

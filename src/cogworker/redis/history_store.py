@@ -64,7 +64,9 @@ class RedisHistoryStore:
         success: Counter[str] = Counter()
         failed: Counter[str] = Counter()
         for record in records:
-            (success if record.status == "success" else failed)[day_of(record.finished_ms)] += 1
+            if record.status in ("success", "failed"):  # expired, cancelled: not runs
+                (success if record.status == "success" else failed)[
+                    day_of(record.finished_ms)] += 1
         days = sorted(set(success) | set(failed))
         args: list[str | int] = [
             int(retention.max_age * 1000), retention.max_entries,

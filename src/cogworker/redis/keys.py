@@ -201,6 +201,17 @@ class KeySchema:
     def status_bucket(self, bucket: int) -> str:
         """The hash of the statuses written in one time bucket (jid -> JSON record)."""
         return self._k("status", str(bucket))
+    # cancellations (see cogworker.redis.cancel_store) ---------------------------------
+    @property
+    def cancellations(self) -> str:
+        """Sorted set: cancelled jids scored by when their cancellation expires."""
+        return self._k("cancelled")
+
+    @property
+    def cancel_channel(self) -> str:
+        """Pub/sub channel announcing each cancelled jid to running workers."""
+        return self._k("cancel")
+
     # run history (see cogworker.redis.history_store) ------------------------------------
     @property
     def history_runs(self) -> str:

@@ -2,7 +2,8 @@
 
 Layout (see ``docs/reference/redis-keys.md``): ``<ns>:metrics:m:<epoch minute>`` and
 ``<ns>:metrics:h:<epoch hour>`` hashes whose fields are ``<class>\\x1f<queue>\\x1f<name>``
-(``p`` processed, ``f`` failed, ``ms`` total milliseconds, ``b0``...``b19`` the histogram;
+(``p`` processed, ``f`` failed, ``ms`` total milliseconds, ``b0``...``b19`` the histogram,
+``x`` expired and ``c`` cancelled jobs;
 only the non-zero ones are written), ``<ns>:metrics:totals`` with the same fields since the
 start plus every series together, and two sorted sets of the series: ``metrics:rank`` by
 runs ever (the exporter's top N), ``metrics:names`` by name (the series of one class).
@@ -38,7 +39,7 @@ SEPARATOR = "\x1f"
 EVERYTHING = "\x1e"
 ORPHANS_FIELD = "\x1eorphans"
 CRON_LAG_FIELD = "\x1ecron_lag"
-COUNT_NAMES = ("p", "f", *(f"b{i}" for i in range(BUCKET_COUNT)))
+COUNT_NAMES = ("p", "f", *(f"b{i}" for i in range(BUCKET_COUNT)), "x", "c")
 FIELD_NAMES = ("ms", *COUNT_NAMES)
 
 
@@ -66,8 +67,10 @@ def _number(value: bytes | str | None) -> float:
 
 def timings_from(values: Sequence[bytes | str | None]) -> Timings:
     """A series' fields, in :data:`FIELD_NAMES` order, as :class:`Timings`."""
-    ms, processed, failed, *buckets = (_number(value) for value in values)
-    return Timings(int(processed), int(failed), ms, tuple(int(count) for count in buckets))
+    ms, processed, failed, *rest = (_number(value) for value in values)
+    buckets, (expired, cancelled) = rest[:BUCKET_COUNT], rest[BUCKET_COUNT:]
+    return Timings(int(processed), int(failed), ms, tuple(int(count) for count in buckets),
+                   int(expired), int(cancelled))
 
 
 def batch_arguments(batch: MetricsBatch) -> list[KeyOrArg]:
@@ -75,7 +78,8 @@ def batch_arguments(batch: MetricsBatch) -> list[KeyOrArg]:
     arguments: list[KeyOrArg] = [len(batch.series)]
     for key, timings in sorted(batch.series.items()):
         counts = [("p", timings.processed), ("f", timings.failed),
-                  *((f"b{i}", count) for i, count in enumerate(timings.buckets))]
+                  *((f"b{i}", count) for i, count in enumerate(timings.buckets)),
+                  ("x", timings.expired), ("c", timings.cancelled)]
         nonzero = [(name, count) for name, count in counts if count]
         arguments += [member_of(key), timings.runs, repr(round(timings.total_ms, 3)),
                       len(nonzero)]

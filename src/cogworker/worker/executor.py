@@ -13,6 +13,10 @@ the worker turns Ctrl-C into a graceful stop on its main thread; it is a failure
 other (retry or dead, ``error_class`` ``KeyboardInterrupt``) and never stops the worker.
 Each failed attempt logs its traceback once: at WARNING when it will be retried (or was
 discarded), at ERROR when it goes to dead or its record cannot be written.
+
+Two ends are not failures: a job a start gate drops (``cogworker_start_gate``: a cancelled
+jid) is acknowledged unrun, and a run that ends in :class:`JobCancelled` (it was cancelled
+while running) is settled as cancelled: acknowledged, never retried, never dead.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from cogworker.core.broker import UnitOfWork
 from cogworker.core.current_job import run_as_current, running
-from cogworker.core.errors import PayloadError
+from cogworker.core.errors import JobCancelled, PayloadError
 from cogworker.core.middleware import JobContext, run_chain
 from cogworker.core.outage import OutageLog
 from cogworker.core.payload import (
@@ -90,6 +94,7 @@ class JobRunner:
         self.stats = stats
         self.event_loop = event_loop
         self._chain = [*self.hooks.server_middleware(app), *app.server_middleware]
+        self._gates = self.hooks.start_gate(app)
         self.time_limits = TimeLimits()
 
     # entry point ---------------------------------------------------------------------------
@@ -102,6 +107,8 @@ class JobRunner:
         extra = {"jid": jid, "queue": work.queue, "job_class": job_class}
         if "expires_at" in job and drop_if_expired(self.app, job):
             return ACK
+        if self._gates and self._stopped_at_gate(job):
+            return ACK
         if self._must_wait(job):
             return self._postpone(work, job)
         job_log.start(job_class, jid, work.queue, extra)
@@ -110,6 +117,8 @@ class JobRunner:
         elapsed_ms = (time.monotonic() - started) * 1000
         if error is None:
             return self._succeeded(work, job, elapsed_ms, extra)
+        if isinstance(error, JobCancelled):
+            return self._cancelled(work, job, elapsed_ms, extra)
         try:
             self.stats.add(failed=1)
             return self._route_failure(work, job, error, extra)
@@ -130,6 +139,30 @@ class JobRunner:
         except BaseException:
             logger.exception("bookkeeping after jid=%s succeeded failed; acknowledging it all "
                              "the same (a job that ran is not run again)", job.get("jid"))
+        return ACK
+
+    def _stopped_at_gate(self, job: Payload) -> bool:
+        for gate in self._gates:
+            try:
+                if gate(job):
+                    return True
+            except Exception:
+                logger.exception("start gate %r failed for jid=%s; running it", gate,
+                                 job.get("jid"))
+        return False
+
+    def _cancelled(self, work: UnitOfWork, job: Payload, elapsed_ms: float,
+                   extra: dict[str, Any]) -> Settlement:
+        """A run that was cancelled: acknowledged, its locks released, never retried."""
+        try:
+            logger.warning("cancelled: %s jid=%s queue=%s stopped after %.1f ms; not retried",
+                           job.get("class"), job.get("jid"), work.queue, elapsed_ms,
+                           extra=extra)
+            release_job_locks(self.app, job, "cancelled")
+            self.hooks.job_cancelled(self.app, job, "while_running")
+        except BaseException:
+            logger.exception("bookkeeping after cancelling jid=%s failed; acknowledging it",
+                             job.get("jid"))
         return ACK
 
     def _bury_unparseable(self, work: UnitOfWork, exc: PayloadError) -> Settlement:

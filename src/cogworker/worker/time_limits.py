@@ -21,7 +21,6 @@ the pending exception is withdrawn before the job's thread moves on.
 from __future__ import annotations
 
 import asyncio
-import ctypes
 import heapq
 import itertools
 import logging
@@ -32,6 +31,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from cogworker.core.cancel_signal import raise_in_thread as _raise_in_thread
 from cogworker.core.errors import JobTimeoutError
 
 logger = logging.getLogger(__name__)
@@ -63,12 +63,6 @@ class _Entry:
     thread_id: int = field(compare=False)
     active: bool = field(default=True, compare=False)
     fired: bool = field(default=False, compare=False)
-
-
-def _raise_in_thread(thread_id: int, exc_type: type[BaseException] | None) -> None:
-    """Schedule ``exc_type`` in thread ``thread_id`` (None withdraws a scheduled one)."""
-    ctypes.pythonapi.PyThreadState_SetAsyncExc(
-        ctypes.c_ulong(thread_id), ctypes.py_object(exc_type) if exc_type else None)
 
 
 class TimeLimits:

@@ -47,6 +47,13 @@ from cogworker.core.broker.attempts import (
     AttemptOutcome,
     AttemptStore,
 )
+from cogworker.core.broker.cancellation import (
+    CANCELLATIONS,
+    WAITING_PLACES,
+    CancellationStore,
+    WaitingEntry,
+    WaitingPlace,
+)
 from cogworker.core.broker.composite import LOCATE_WINDOW, Broker, Extension
 from cogworker.core.broker.factory import (
     NO_URL,
@@ -124,6 +131,7 @@ SignalSubscription = Subscription
 __all__ = [
     "ATTEMPTS",
     "ATTEMPT_OUTCOMES",
+    "CANCELLATIONS",
     "DEFER_DELAY",
     "HISTORY",
     "JOB_STATES",
@@ -138,11 +146,13 @@ __all__ = [
     "SORT_KEYS",
     "STATUS",
     "THROUGHPUT_HOURS_KEPT",
+    "WAITING_PLACES",
     "Attempt",
     "AttemptOutcome",
     "AttemptStore",
     "Broker",
     "BrokerSchemes",
+    "CancellationStore",
     "ClaimBatch",
     "DailyCount",
     "Extension",
@@ -190,6 +200,8 @@ __all__ = [
     "Subscription",
     "Timings",
     "UnitOfWork",
+    "WaitingEntry",
+    "WaitingPlace",
     "WakeupListener",
     "Whereabouts",
     "WindowBucket",

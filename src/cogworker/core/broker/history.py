@@ -26,8 +26,12 @@ from typing import Any, Final, Literal, Protocol
 
 from cogworker.core.broker.composite import Extension
 
-RunStatus = Literal["success", "failed"]
-RUN_STATUSES: Final[tuple[RunStatus, ...]] = ("success", "failed")
+RunStatus = Literal["success", "failed", "expired", "cancelled"]
+"""``success`` and ``failed`` are runs; ``expired`` (dropped unrun past its ``expires_at``)
+and ``cancelled`` (cancelled before it started, or stopped while running) are recorded too
+when the history plugin hears of them. Only runs count in the daily success/failed
+figures."""
+RUN_STATUSES: Final[tuple[RunStatus, ...]] = ("success", "failed", "expired", "cancelled")
 SortKey = Literal["finished_at", "duration"]
 SORT_KEYS: Final[tuple[SortKey, ...]] = ("finished_at", "duration")
 PAGE_WINDOW: Final = 1000
@@ -65,7 +69,8 @@ class HistoryRecord:
 
     def __post_init__(self) -> None:
         if self.status not in RUN_STATUSES:
-            raise ValueError(f"a run's status is success or failed, not {self.status!r}")
+            raise ValueError(f"a run's status is one of {', '.join(RUN_STATUSES)}, not "
+                             f"{self.status!r}")
         for name in ("run_id", "jid", "job_class", "queue"):
             if not getattr(self, name):
                 raise ValueError(f"a history record needs a {name}")
@@ -99,7 +104,7 @@ class HistoryRecord:
         }
         if self.args_truncated:
             data["args_truncated"] = True
-        if self.status == "failed":
+        if self.status != "success":  # what failed it, or why it never ran or was stopped
             data.update(error_class=self.error_class, error_message=self.error_message,
                         backtrace=list(self.backtrace))
         return data

@@ -88,12 +88,16 @@ class SeriesKey:
 
 @dataclass(frozen=True, slots=True)
 class Timings:
-    """The runs of one series over some span (a minute, an hour, a window, ever)."""
+    """The runs of one series over some span (a minute, an hour, a window, ever), and its
+    jobs that ended without a run: ``expired`` (dropped past their ``expires_at``) and
+    ``cancelled`` (before they started, or stopped while running); neither is a run."""
 
     processed: int = 0
     failed: int = 0
     total_ms: float = 0.0
     buckets: tuple[int, ...] = field(default=(0,) * BUCKET_COUNT)
+    expired: int = 0
+    cancelled: int = 0
 
     def __post_init__(self) -> None:
         if len(self.buckets) != BUCKET_COUNT:
@@ -107,7 +111,8 @@ class Timings:
     def __add__(self, other: Timings) -> Timings:
         return Timings(self.processed + other.processed, self.failed + other.failed,
                        self.total_ms + other.total_ms,
-                       tuple(a + b for a, b in zip(self.buckets, other.buckets, strict=True)))
+                       tuple(a + b for a, b in zip(self.buckets, other.buckets, strict=True)),
+                       self.expired + other.expired, self.cancelled + other.cancelled)
 
     def __sub__(self, other: Timings) -> Timings:
         """What is left of ``self`` without ``other`` (never below 0)."""
@@ -115,7 +120,9 @@ class Timings:
                        max(self.failed - other.failed, 0),
                        max(self.total_ms - other.total_ms, 0.0),
                        tuple(max(a - b, 0) for a, b in zip(self.buckets, other.buckets,
-                                                           strict=True)))
+                                                           strict=True)),
+                       max(self.expired - other.expired, 0),
+                       max(self.cancelled - other.cancelled, 0))
 
 
 EMPTY: Final = Timings()

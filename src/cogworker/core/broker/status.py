@@ -15,10 +15,11 @@ from typing import Any, Literal, Protocol, get_args
 from cogworker.core.broker.composite import Extension
 
 JobState = Literal["queued", "scheduled", "working", "complete", "retrying", "failed",
-                   "expired", "stopped", "interrupted"]
+                   "expired", "cancelled", "stopped", "interrupted"]
 """``queued`` (pushed, or put back by orphan recovery), ``scheduled`` (pushed to run
 later), ``working``, ``complete``, ``retrying`` (in the retry set), ``failed`` (dead or
-discarded), ``expired`` (dropped unrun: its ``expires_at`` passed), ``interrupted`` (put
+discarded), ``expired`` (dropped unrun: its ``expires_at`` passed), ``cancelled``
+(removed before it ran, dropped when fetched, or stopped while running), ``interrupted`` (put
 back by a worker that stopped while it ran), ``stopped`` (reserved for an operator's or a
 plugin's own use, as in the original)."""
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 from cogworker.core.hookspecs.broker import cogworker_broker_schemes, cogworker_make_broker
 from cogworker.core.hookspecs.fetch import cogworker_make_fetcher, cogworker_requeue_lock
 from cogworker.core.hookspecs.job_events import (
+    cogworker_job_cancelled,
     cogworker_job_died,
     cogworker_job_discarded,
     cogworker_job_expired,
@@ -36,6 +37,7 @@ from cogworker.core.hookspecs.lifecycle import (
 from cogworker.core.hookspecs.middleware import (
     cogworker_client_middleware,
     cogworker_server_middleware,
+    cogworker_start_gate,
 )
 from cogworker.core.hookspecs.periodic import (
     cogworker_claim_periodic_slot,
@@ -86,6 +88,7 @@ __all__ = [
     "cogworker_configure",
     "cogworker_extend_unique_lock",
     "cogworker_heartbeat",
+    "cogworker_job_cancelled",
     "cogworker_job_died",
     "cogworker_job_discarded",
     "cogworker_job_expired",
@@ -104,6 +107,7 @@ __all__ = [
     "cogworker_rollback_periodic_claim",
     "cogworker_server_middleware",
     "cogworker_shutdown",
+    "cogworker_start_gate",
     "cogworker_startup",
     "cogworker_touch_periodic_lock",
     "cogworker_unique_job_starting",

@@ -76,7 +76,8 @@ def cogworker_job_expired(app: PluginHost, job: Payload, late: float) -> None:
 
     Failure policy: isolated.
 
-    Implemented by builtin: status (``expired``).
+    Implemented by builtin: status (``expired``), history (an ``expired`` record), metrics
+    (a count per class).
 
     Example::
 
@@ -84,6 +85,34 @@ def cogworker_job_expired(app: PluginHost, job: Payload, late: float) -> None:
         def cogworker_job_expired(app, job, late):
             app.logger("acme").info("%s %s dropped, %.0fs too late", job["class"],
                                     job["jid"], late)
+    """
+
+
+@hookspec
+def cogworker_job_cancelled(app: PluginHost, job: Payload, when: str) -> None:
+    """A job was cancelled (``app.cancel``, ``cogworker cancel``) and settled as cancelled:
+    it will not run (again), it is not retried and not dead.
+
+    Called once per cancelled job: ``before_start`` by whoever removed it from where it
+    waited (the process that called ``app.cancel``) or by the worker that fetched it and
+    dropped it unrun; ``while_running`` by the worker whose run of it was told to stop and
+    ended. Its locks were released before.
+
+    :param app: the application.
+    :param job: the payload (as stored, or as fetched).
+    :param when: ``before_start`` or ``while_running``.
+
+    Failure policy: isolated.
+
+    Implemented by builtin: status (``cancelled``), history (a ``cancelled`` record for a
+    job that never ran; a run that was stopped is recorded by its middleware), metrics (a
+    count per class).
+
+    Example::
+
+        @cogworker.hookimpl
+        def cogworker_job_cancelled(app, job, when):
+            app.logger("acme").info("%s %s cancelled (%s)", job["class"], job["jid"], when)
     """
 
 

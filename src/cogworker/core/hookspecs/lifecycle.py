@@ -22,7 +22,7 @@ def cogworker_startup(worker: WorkerHandle) -> None:
     Failure policy: isolated.
 
     Implemented by builtin: status, history, metrics (each starts its once-a-second
-    writer).
+    writer), cancel (loads the live cancellations, starts listening for new ones).
 
     Example::
 
@@ -61,7 +61,7 @@ def cogworker_shutdown(worker: WorkerHandle) -> None:
 
     Implemented by builtin: unique, periodic-locks (a last try at deferred releases),
     status (running jobs become ``interrupted``; its last write), history, metrics (their
-    last write).
+    last write), cancel (stops listening).
 
     Example::
 

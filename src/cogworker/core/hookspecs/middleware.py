@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from cogworker.core.markers import hookspec
 
 if TYPE_CHECKING:
-    from cogworker.core.middleware import ClientMiddleware, ServerMiddleware
+    from cogworker.core.middleware import ClientMiddleware, ServerMiddleware, StartGate
     from cogworker.core.plugin_host import PluginHost
 
 SECTION = "Middleware"
@@ -59,7 +59,8 @@ def cogworker_server_middleware(app: PluginHost) -> ServerMiddleware | None:
 
     Implemented by builtin: history, metrics (``tryfirst``: outermost, so each times every
     run), status (``working``, then ``complete`` or the failure), otel (the
-    ``process <queue>`` span).
+    ``process <queue>`` span), cancel (``trylast``: innermost; each run's cancellation
+    signal, and ``JobCancelled`` out of a run that was told to stop).
 
     Example::
 
@@ -72,4 +73,39 @@ def cogworker_server_middleware(app: PluginHost) -> ServerMiddleware | None:
                 finally:
                     metrics.observe(ctx.job["class"], time.monotonic() - started)
             return timed
+    """
+
+
+@hookspec
+def cogworker_start_gate(app: PluginHost) -> StartGate | None:
+    """Contribute a check every fetched job passes before it starts.
+
+    Called once per worker, with the server chain. Before each job starts (before its
+    ``start`` line, its locks and the server middleware) the worker calls every gate with
+    the payload; a gate that returns True has dropped the job: it logged it and told
+    whoever must know (its own job-event hook, the lock hooks), and the worker acknowledges
+    the job without running it. False lets it through.
+
+    A gate runs for every job: keep it to an in-memory look-up (no broker command).
+
+    :param app: the application.
+
+    Returns a callable ``(job) -> bool`` or None.
+
+    Failure policy: an exception from a gate is logged and the job runs.
+
+    Implemented by builtin: cancel (drops a job whose jid was cancelled).
+
+    Example::
+
+        @cogworker.hookimpl
+        def cogworker_start_gate(app):
+            banned = load_banned_tenants()
+
+            def gate(job):
+                if job.get("tenant") in banned:
+                    app.logger("acme").warning("dropped %s", job["jid"])
+                    return True
+                return False
+            return gate
     """

@@ -13,6 +13,9 @@ Written only against the hooks and the broker's optional facet
   started with the worker (``cogworker_startup``) and stopped, after a last write, with it
   (``cogworker_shutdown``); each write also counts the runs per UTC day and trims the
   history by age (``retention_days``) and by count (``max_entries``);
+* an expired job (``cogworker_job_expired``) and a job cancelled before it started
+  (``cogworker_job_cancelled``) get a record too, status ``expired`` / ``cancelled``, with
+  no duration; a run stopped by its cancellation is recorded ``cancelled`` with its times;
 * everything is best-effort: a broker error is logged (once per outage) and the records
   wait in memory for the next write; a job is never failed, slowed or run again by it.
 
@@ -35,6 +38,7 @@ from cogworker.plugins.history.recorder import HistoryRecorder
 if TYPE_CHECKING:
     from cogworker.core.hookspecs import WorkerHandle
     from cogworker.core.middleware import ServerMiddleware
+    from cogworker.core.payload import Payload
     from cogworker.core.plugin_host import PluginHost, PluginHostBase
 
 logger = logging.getLogger("cogworker.history")
@@ -84,6 +88,24 @@ def cogworker_server_middleware(app: PluginHost) -> ServerMiddleware | None:
     """The outermost middleware, so the record sees every other one's failure too."""
     recorder = recorder_of(app)
     return None if recorder is None else recorder.middleware
+
+
+@hookimpl
+def cogworker_job_expired(app: PluginHost, job: Payload, late: float) -> None:
+    """An ``expired`` record: the job was dropped unrun, ``late`` seconds too late."""
+    recorder = recorder_of(app)
+    if recorder is not None:
+        recorder.record_unrun(job, "expired", f"not started by its expires_at ({late:.1f} s "
+                              "late); dropped without running")
+
+
+@hookimpl
+def cogworker_job_cancelled(app: PluginHost, job: Payload, when: str) -> None:
+    """A ``cancelled`` record for a job that never ran (a stopped run's record is the
+    middleware's, with its times)."""
+    recorder = recorder_of(app)
+    if recorder is not None and when == "before_start":
+        recorder.record_unrun(job, "cancelled", "cancelled before it started")
 
 
 @hookimpl

@@ -25,6 +25,7 @@ from typing import Final
 from cogworker.core.background_flush import BackgroundFlush
 from cogworker.core.broker import HistoryRecord, HistoryStore
 from cogworker.core.broker.history import RunStatus
+from cogworker.core.errors import JobCancelled
 from cogworker.core.middleware import JobContext
 from cogworker.core.payload import Payload, error_class, error_message
 from cogworker.plugins.history.options import HistoryOptions
@@ -125,7 +126,8 @@ class HistoryRecorder:
         args, truncated = capped_args(job.get("args", []), options.args_max_bytes)
         started_ms = int(started_at * 1000)
         duration_us = max(0, int(elapsed * 1_000_000))
-        status: RunStatus = "success" if exc is None else "failed"
+        status: RunStatus = ("success" if exc is None
+                             else "cancelled" if isinstance(exc, JobCancelled) else "failed")
         return HistoryRecord(
             run_id=f"{self._run_prefix}{next(self._run_numbers):x}", jid=_no_nul(job.get("jid")),
             job_class=_no_nul(job.get("class")), queue=_no_nul(queue), status=status,
@@ -137,6 +139,25 @@ class HistoryRecorder:
             backtrace=() if exc is None else capped_backtrace(
                 exc, options.backtrace_max_lines, options.backtrace_max_bytes),
         )
+
+    def build_unrun(self, job: Payload, status: RunStatus, why: str) -> HistoryRecord:
+        """The record of a job that ended without a run (``expired``, ``cancelled`` before
+        it started): started and finished now, no duration, ``why`` as its message."""
+        now_ms = int(self._clock() * 1000)
+        args, truncated = capped_args(job.get("args", []), self._options.args_max_bytes)
+        return HistoryRecord(
+            run_id=f"{self._run_prefix}{next(self._run_numbers):x}", jid=_no_nul(job.get("jid")),
+            job_class=_no_nul(job.get("class")), queue=_no_nul(job.get("queue")),
+            status=status, started_ms=now_ms, finished_ms=now_ms, duration_us=0, args=args,
+            args_truncated=truncated, error_message=why)
+
+    def record_unrun(self, job: Payload, status: RunStatus, why: str) -> None:
+        """:meth:`build_unrun` and :meth:`add`; a failure is logged, never raised."""
+        try:
+            self.add(self.build_unrun(job, status, why))
+        except Exception:
+            logger.exception("history: could not record the %s job jid=%s", status,
+                             job.get("jid"))
 
     # the buffer -------------------------------------------------------------------------
     def add(self, record: HistoryRecord) -> None:

@@ -8,7 +8,9 @@ thread writes the buffer in one broker call at most every ``flush_interval`` sec
 (``broker.extension(METRICS)``), started by ``cogworker_startup`` and stopped, after one last
 write, by ``cogworker_shutdown``. It also counts the jobs recovered from dead processes
 (``cogworker_orphans_recovered``) and keeps the worst lateness of the cron slots this
-process fired (``cogworker_periodic_fired``).
+process fired (``cogworker_periodic_fired``), and the jobs of each series that ended
+without a run: expired (``cogworker_job_expired``) and cancelled
+(``cogworker_job_cancelled``; a run stopped by its cancellation is not counted as failed).
 
 Bookkeeping only: a failed write is reported through the outage log and retried with the
 next flush, never seen by a job; a crash loses at most one interval of figures. A broker
@@ -28,6 +30,7 @@ from typing import TYPE_CHECKING, Final, cast
 
 from cogworker.core.background_flush import BackgroundFlush
 from cogworker.core.broker.metrics import METRICS, MetricsStore
+from cogworker.core.errors import JobCancelled
 from cogworker.core.markers import hookimpl
 from cogworker.plugins.metrics.buffer import MetricsBuffer
 from cogworker.plugins.metrics.options import PLUGIN_NAME, MetricsOptions
@@ -35,6 +38,7 @@ from cogworker.plugins.metrics.options import PLUGIN_NAME, MetricsOptions
 if TYPE_CHECKING:
     from cogworker.core.hookspecs import WorkerHandle
     from cogworker.core.middleware import JobContext, ServerMiddleware
+    from cogworker.core.payload import Payload
     from cogworker.core.plugin_host import PluginHost, PluginHostBase
 
 logger = logging.getLogger(__name__)
@@ -86,6 +90,8 @@ def timing_middleware(buffer: MetricsBuffer) -> ServerMiddleware:
         started = perf_counter()
         try:
             result = call_next()
+        except JobCancelled:
+            raise  # not a failure: cogworker_job_cancelled counts it
         except BaseException:
             observe(str(ctx.job.get("class")), ctx.queue, (perf_counter() - started) * 1000,
                     True)
@@ -139,6 +145,30 @@ def cogworker_shutdown(worker: WorkerHandle) -> None:
     flusher, state.flusher = state.flusher, None
     if flusher is not None:
         flusher.stop()  # one last write of everything gathered
+
+
+def _count_unrun(app: PluginHost, job: Payload, *, expired: bool) -> None:
+    """Count a job that ended without a run; outside a worker (``app.cancel`` removed it,
+    no flush thread) the count is written at once."""
+    state = state_of(app)
+    state.buffer.count_unrun(str(job.get("class")), str(job.get("queue")), expired=expired)
+    store = app.broker.extension(METRICS)
+    if state.flusher is None and store is not None:
+        try:
+            flush_function(store, state)()
+        except Exception as exc:
+            logger.warning("metrics: could not write the count of jid=%s: %s",
+                           job.get("jid"), exc)
+
+
+@hookimpl
+def cogworker_job_expired(app: PluginHost, job: Payload) -> None:
+    _count_unrun(app, job, expired=True)
+
+
+@hookimpl
+def cogworker_job_cancelled(app: PluginHost, job: Payload) -> None:
+    _count_unrun(app, job, expired=False)
 
 
 @hookimpl

@@ -25,8 +25,12 @@ class _Tally:
     failed: int = 0
     total_ms: float = 0.0
     buckets: list[int] = field(default_factory=lambda: [0] * BUCKET_COUNT)
+    expired: int = 0
+    cancelled: int = 0
 
     def add(self, timings: Timings) -> None:
+        self.expired += timings.expired
+        self.cancelled += timings.cancelled
         self.processed += timings.processed
         self.failed += timings.failed
         self.total_ms += timings.total_ms
@@ -34,7 +38,8 @@ class _Tally:
             self.buckets[index] += count
 
     def frozen(self) -> Timings:
-        return Timings(self.processed, self.failed, self.total_ms, tuple(self.buckets))
+        return Timings(self.processed, self.failed, self.total_ms, tuple(self.buckets),
+                       self.expired, self.cancelled)
 
 
 class MetricsBuffer:
@@ -60,6 +65,19 @@ class MetricsBuffer:
                 tally.processed += 1
             tally.total_ms += milliseconds
             tally.buckets[bucket] += 1
+
+    def count_unrun(self, job_class: str, queue: str, *, expired: bool) -> None:
+        """One job of ``job_class`` on ``queue`` that ended without a run: expired, or
+        (``expired`` False) cancelled."""
+        key = (job_class, queue)
+        with self._lock:
+            tally = self._series.get(key)
+            if tally is None:
+                tally = self._series[key] = _Tally()
+            if expired:
+                tally.expired += 1
+            else:
+                tally.cancelled += 1
 
     def add_orphans(self, count: int) -> None:
         with self._lock:

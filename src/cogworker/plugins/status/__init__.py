@@ -3,6 +3,7 @@
 States (:data:`cogworker.core.broker.JOB_STATES`): ``queued`` or ``scheduled`` when pushed,
 ``working`` while it runs, then ``complete``, ``retrying`` or ``failed`` (dead or
 discarded); ``expired`` when a worker dropped it unrun (past its ``expires_at``);
+``cancelled`` when it was cancelled (removed, dropped unrun, or stopped while running);
 ``interrupted`` when a stopping worker put it back unfinished; ``queued`` again
 when orphan recovery put it back after its process died. A status lives
 ``plugin_options.status.ttl`` seconds (1800) after its last write.
@@ -186,6 +187,15 @@ def cogworker_job_expired(app: PluginHost, job: Payload, late: float) -> None:
     if buffer is not None:
         buffer.record(job, "expired", fresh=True,
                       message=f"dropped unrun, {late:.1f} s past its expires_at")
+
+
+@hookimpl
+def cogworker_job_cancelled(app: PluginHost, job: Payload, when: str) -> None:
+    buffer = buffer_of(app)
+    if buffer is not None:
+        stopped = when == "while_running"
+        buffer.record(job, "cancelled", fresh=not stopped,
+                      message="stopped while running" if stopped else "cancelled unrun")
 
 
 @hookimpl

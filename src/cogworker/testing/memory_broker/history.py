@@ -101,7 +101,7 @@ class MemoryHistory:
                     tally = self._days[day] = DayTally(0, 0, 0.0)
                 if record.status == "success":
                     tally.success += 1
-                else:
+                elif record.status == "failed":  # expired, cancelled: not runs
                     tally.failed += 1
                 tally.expires_at = now + retention.daily_ttl
             self._trim(retention, now)
