@@ -26,6 +26,7 @@ from cogworker.core.errors import (
     JobDefinitionError,
     JobTimeoutError,
     NoCurrentJobError,
+    OverLimit,
     PluginError,
     UnknownJobError,
 )
@@ -49,6 +50,7 @@ __all__ = [
     "JobOption",
     "JobTimeoutError",
     "NoCurrentJobError",
+    "OverLimit",
     "PluginError",
     "UnknownJobError",
     "__version__",

@@ -29,6 +29,7 @@ from cogworker.supervisor import lineage
 
 if TYPE_CHECKING:
     from cogworker.api.history import History
+    from cogworker.api.limits import Limits
     from cogworker.api.status import JobStatus
     from cogworker.core.broker import Attempt, Broker
     from cogworker.core.hooks import Hooks
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
     from cogworker.core.payload import Payload
     from cogworker.core.periodic_types import PeriodicEntry
     from cogworker.core.settings import Settings
+    from cogworker.plugins.limits.limiter import Limiter
     from cogworker.testing.modes import Testing
 
 logger = logging.getLogger(__name__)
@@ -381,6 +383,22 @@ class App:
         from cogworker.api.status import job_attempts
 
         return job_attempts(self, jid)
+
+    @property
+    def limiter(self) -> Limiter:
+        """Fleet-wide limiters (``limits`` plugin): ``concurrent``, ``window``, ``bucket``,
+        for ``@app.job(limits=[...])`` or inline ``with app.limiter.concurrent(...):``."""
+        from cogworker.plugins.limits.limiter import limiter_of
+
+        return limiter_of(self)
+
+    @property
+    def limits(self) -> Limits:
+        """The fleet's limiters with their usage, and resetting one
+        (:mod:`cogworker.api.limits`)."""
+        from cogworker.api.limits import Limits
+
+        return Limits(self)
 
     @property
     def history(self) -> History:

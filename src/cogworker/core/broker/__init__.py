@@ -76,6 +76,16 @@ from cogworker.core.broker.history import (
     HistoryRetention,
     HistoryStore,
 )
+from cogworker.core.broker.limits import (
+    LIMITER_KINDS,
+    LIMITS,
+    Admission,
+    Holder,
+    LimiterKind,
+    LimiterSpec,
+    LimiterUsage,
+    LimitStore,
+)
 from cogworker.core.broker.locks import LockClaim, LockPage, LockRecord, LockStore, Relock
 from cogworker.core.broker.metrics import (
     METRICS,
@@ -127,6 +137,8 @@ __all__ = [
     "DEFER_DELAY",
     "HISTORY",
     "JOB_STATES",
+    "LIMITER_KINDS",
+    "LIMITS",
     "LIVE_QUEUE_WINDOW",
     "LOCATE_WINDOW",
     "METRICS",
@@ -138,6 +150,7 @@ __all__ = [
     "SORT_KEYS",
     "STATUS",
     "THROUGHPUT_HOURS_KEPT",
+    "Admission",
     "Attempt",
     "AttemptOutcome",
     "AttemptStore",
@@ -155,9 +168,14 @@ __all__ = [
     "HistoryRecord",
     "HistoryRetention",
     "HistoryStore",
+    "Holder",
     "HourlyCount",
     "JobSets",
     "JobState",
+    "LimitStore",
+    "LimiterKind",
+    "LimiterSpec",
+    "LimiterUsage",
     "LocatePage",
     "LockClaim",
     "LockPage",
