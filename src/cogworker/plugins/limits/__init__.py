@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Sequence
 from typing import TYPE_CHECKING
 
 from cogworker.core.broker import LIMITS
@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from cogworker.core.plugin_host import PluginHost
 
 logger = logging.getLogger(__name__)
+Chain = list["ServerMiddleware | None"]
 _outages = OutageLog()
 RENEW_SITE = "limits: lease renewal"
 RELEASE_SITE = "limits: releasing a dead process's slots"
@@ -68,13 +69,19 @@ def declared_limits(definition: object) -> Sequence[Limit]:
     return limits if isinstance(limits, (list, tuple)) else ()
 
 
-@hookimpl(tryfirst=True)
-def cogworker_server_middleware(app: PluginHost) -> ServerMiddleware | None:
-    """Outermost but for earlier ``tryfirst`` plugins (registered later: ``limits`` comes
-    after ``metrics``), so an over-limit job is not counted as a run by the others. None
-    when no registered job declares limits: then jobs pay nothing."""
+@hookimpl(wrapper=True)
+def cogworker_server_middleware(app: PluginHost) -> Generator[None, Chain, Chain]:
+    """A wrapper, so that its middleware goes first, outside every other plugin's: an
+    over-limit job is then no run for metrics, history or status. Adds nothing when no
+    registered job declares limits: then jobs pay nothing."""
+    others = yield
     if not any(declared_limits(definition) for definition in app.registry.definitions()):
-        return None
+        return others
+    return [limits_middleware(), *others]
+
+
+def limits_middleware() -> ServerMiddleware:
+    """Take room in each declared limiter before the job runs; give it back after."""
 
     def limited(ctx: JobContext, call_next: Callable[[], object]) -> object:
         limits = declared_limits(ctx.definition)
