@@ -100,7 +100,7 @@ class Limiter:
     # taking room -----------------------------------------------------------------------
     @property
     def options(self) -> LimitsOptions:
-        options = self.app.extras.get(PLUGIN_NAME)
+        options = configured_options(self.app)
         if not isinstance(options, LimitsOptions):
             raise CogworkerError(
                 "the limits plugin is not active in this app, so limiters cannot be used: "
@@ -206,8 +206,8 @@ class Limit(DefinitionOnly):
         name = self.name if self.key is None else str(self.key(*args))
         lease = self.lease
         if lease is None:
-            options = self._limiter.app.extras.get(PLUGIN_NAME)
-            lease = options.lease if isinstance(options, LimitsOptions) else LimitsOptions().lease
+            options = configured_options(self._limiter.app)
+            lease = (options or LimitsOptions()).lease
         return LimiterSpec(name, self.kind, self.limit, self.per, self.sliding, self.rate,
                            lease if self.kind == "concurrent" else 0.0)
 
@@ -236,6 +236,15 @@ class Limit(DefinitionOnly):
         if held:
             self._current.set(held[:-1])
             self._limiter.release(held[-1])
+
+
+def configured_options(app: PluginHost) -> LimitsOptions | None:
+    """The plugin's options, once the app's plugins are configured (asking for
+    ``app.hooks`` configures them); None when the plugin is not active."""
+    if PLUGIN_NAME not in app.extras:
+        app.hooks  # noqa: B018 - builds the plugins: their cogworker_configure runs once
+    options = app.extras.get(PLUGIN_NAME)
+    return options if isinstance(options, LimitsOptions) else None
 
 
 def limiter_of(app: PluginHost) -> Limiter:
