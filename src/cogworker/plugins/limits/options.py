@@ -23,10 +23,10 @@ class LimitsOptions:
     max_reschedules: int = 100
     """Over-limit reschedules a job may have; the next over-limit is a failure (retried
     like any other, its count starting again)."""
-    backoff: float = 1.0
+    backoff: float = 0.5
     """Seconds before the first reschedule of a job when its limiter cannot estimate when
     room frees (a full concurrent limiter); doubled each reschedule after."""
-    max_backoff: float = 60.0
+    max_backoff: float = 10.0
     """The longest wait before a reschedule (the estimate or back-off is capped here)."""
     jitter: float = 0.5
     """Each wait is stretched by a random fraction up to this, so rescheduled jobs do not
