@@ -13,9 +13,10 @@ Against one private redis-server (no persistence), two parts:
    average number running over the run, and the most at once) against the limit.
 
 Usage: ``benchmarks/run limits [--n 3000] [--limited-n 100] [--limit 4] [--sleep-ms 200]
-[--backoff 0.5] [--max-backoff 10]`` (the back-off defaults are the plugin's) (under a minute on 2 cores). The report is Markdown
-on stdout. The back-off decides the trade: a short one keeps the slots busier and costs
-more commands (each refusal is a fetch, an acquire and a reschedule).
+[--backoff 0.5] [--max-backoff 10]`` (the back-off defaults are the plugin's); under a
+minute on 2 cores. The report is Markdown on stdout. The back-off decides the trade: a
+short one keeps the slots busier and costs more commands (each refusal is a fetch, an
+acquire and a reschedule).
 """
 
 from __future__ import annotations
