@@ -165,8 +165,12 @@ class Limiter:
               job: Payload | None) -> float:
         count = 0 if job is None else job.get(RESCHEDULES_FIELD, 0)
         count = count if isinstance(count, int) and not isinstance(count, bool) else 0
-        base = retry_after if retry_after is not None else options.backoff * 2 ** min(count, 30)
-        return min(options.max_backoff, base) * (1 + random.uniform(0, options.jitter))
+        if retry_after is not None:  # room comes then: never sooner, spread a little after
+            return min(options.max_backoff, retry_after) * (1 + random.uniform(0, options.jitter))
+        # No estimate (a full concurrent limiter): "full jitter" over the back-off, so the
+        # refused jobs come back spread out rather than as one herd at each doubling.
+        backoff = min(options.max_backoff, options.backoff * 2 ** min(count, 30))
+        return backoff * random.uniform(1 - min(options.jitter, 0.9), 1 + options.jitter)
 
 
 class Limit(DefinitionOnly):
