@@ -40,7 +40,8 @@ def cogworker_heartbeat(worker: WorkerHandle) -> None:
 
     Failure policy: isolated; a failing implementation never fails the beat.
 
-    Implemented by builtin: unique, periodic-locks (retry deferred releases, keep locks).
+    Implemented by builtin: unique, periodic-locks (retry deferred releases, keep locks),
+    limits (renews the leases of the concurrency slots this process holds, one call).
 
     Example::
 

@@ -49,8 +49,8 @@ def cogworker_configure(app: PluginHost) -> None:
     Failure policy: propagates (a plugin that cannot configure itself stops start-up).
 
     Implemented by builtin: unique, periodic-locks (their per-app state), reliable, redis,
-    status, attempts, history, metrics (each checks its ``plugin_options``), otel (its
-    options, and the ``cogworker[otel]`` extra it needs).
+    status, attempts, history, metrics, limits (each checks its ``plugin_options``), otel
+    (its options, and the ``cogworker[otel]`` extra it needs).
 
     Example::
 
@@ -78,7 +78,8 @@ def cogworker_job_options() -> Sequence[JobOption | str] | None:
     Failure policy: propagates. One name declared by two plugins, or by a plugin and
     cogworker (``queue``, ``retry``, ``backtrace``), is an error naming both.
 
-    Implemented by builtin: unique (``unique``, ``unique_for``, ``unique_args``).
+    Implemented by builtin: unique (``unique``, ``unique_for``, ``unique_args``), limits
+    (``limits``, a list of ``app.limiter`` limits kept on the definition).
 
     Example::
 
