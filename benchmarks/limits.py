@@ -5,7 +5,8 @@ Against one private redis-server (no persistence), two parts:
 1. **Jobs with no limits**, plugin on (the default) vs off (``--plugin no:limits``): a
    worker (the ``Launcher``, in this process, 10 threads) runs N queued no-op jobs; Redis
    commands per job (INFO commandstats, Lua's inner calls included, boot and idle beats
-   amortised) and this process's CPU per job.
+   amortised) and this process's CPU per job; after a warm-up run (the first run of a
+   process is slower), ``--rounds`` runs of each, alternated, and their medians.
 2. **A concurrency-limited class** on 2 worker processes x 10 threads: N jobs that sleep
    ``--sleep-ms``, once unlimited and once declared ``concurrent("bench", --limit)``;
    Redis commands per job, the workers' CPU per job (both processes, from their rusage),
@@ -24,6 +25,7 @@ from __future__ import annotations
 import argparse
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -158,6 +160,11 @@ def fleet_run(env: BenchEnvironment, work: Path, job: str, options: argparse.Nam
             **_concurrency(spans)}  # type: ignore[arg-type]
 
 
+def _median(runs: list[tuple[float, float]]) -> tuple[float, float]:
+    return (statistics.median(run[0] for run in runs),
+            statistics.median(run[1] for run in runs))
+
+
 def _lines(path: Path) -> int:
     return path.read_text().count("\n") if path.exists() else 0
 
@@ -177,6 +184,8 @@ def _parse(argv: Sequence[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="benchmarks/run limits",
                                      description="What the limits plugin costs per job.")
     parser.add_argument("--n", type=int, default=3000, help="no-op jobs in part 1 (3000)")
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="part 1: alternated off/on runs after a warm-up; medians (3)")
     parser.add_argument("--limited-n", type=int, default=100,
                         help="jobs per class in part 2 (100)")
     parser.add_argument("--limit", type=int, default=4, help="the concurrency limit (4)")
@@ -199,8 +208,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         (work / "benchapp.py").write_text(textwrap.dedent(WORKER_APP.format(
             namespace=NAMESPACE)), encoding="utf-8")
         with BenchEnvironment(work, 0.0) as env:
-            off = unlimited_run(env, options.n, plugin_on=False)
-            on = unlimited_run(env, options.n, plugin_on=True)
+            unlimited_run(env, options.n, plugin_on=True)  # warm-up: the first run is slower
+            rounds: dict[bool, list[tuple[float, float]]] = {False: [], True: []}
+            for _ in range(options.rounds):  # alternated, so that drift hits both alike
+                for plugin_on in (False, True):
+                    rounds[plugin_on].append(unlimited_run(env, options.n, plugin_on))
+            off, on = (_median(rounds[False]), _median(rounds[True]))
             plain = fleet_run(env, work, "Unlimited", options)
             limited = fleet_run(env, work, "Limited", options)
             version = env.redis_version()
@@ -208,7 +221,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(commit_line())
     print(machine_line())
     print(f"Redis {version}\n")
-    print(f"Jobs with no limits ({options.n:,} no-op jobs, one worker, 10 threads):\n")
+    print(f"Jobs with no limits ({options.n:,} no-op jobs, one worker, 10 threads; median of "
+          f"{options.rounds} alternated runs after a warm-up run):\n")
     print("| limits plugin | Redis commands/job | worker CPU/job (µs) |")
     print("|---|---|---|")
     print(f"| off (`--plugin no:limits`) | {off[0]:.3f} | {off[1]:,.0f} |")
