@@ -11,7 +11,8 @@ Keys (all under the namespace, so one hash slot in cluster mode):
 
 An acquisition is one script (``limiter_concurrent``, ``limiter_window``,
 ``limiter_bucket``): 4 to 7 commands inside it. Renewing all of a process's holders is one
-script; releasing one holder, one MULTI; a dead process's holders, one read and one MULTI.
+script; releasing one holder, one script (``limiter_release``); a dead process's holders,
+one read and one MULTI.
 """
 
 from __future__ import annotations
@@ -83,11 +84,9 @@ class RedisLimitStore:
 
     def release(self, name: str, holder: str) -> bool:
         identity = holder.partition("|")[0]
-        pipe = self._client.pipeline(transaction=True)
-        pipe.zrem(self._keys.limiter(name, "concurrent"), holder)
-        pipe.srem(self._keys.limiter_holds(identity), f"{name}\n{holder}")
-        with translate_errors():
-            removed, _ = pipe.execute()
+        removed = self._run("limiter_release", [self._keys.limiter(name, "concurrent"),
+                                                self._keys.limiter_holds(identity)],
+                            [holder, f"{name}\n{holder}"])
         return int(removed) == 1
 
     def renew(self, held: Mapping[str, Sequence[tuple[str, float]]], identity: str) -> int:
