@@ -121,7 +121,8 @@ def test_after_max_reschedules_an_over_limit_is_a_failure_that_retries(
 
     assert call_api.perform_async() is not None  # takes the window's one admission
     with working(app):
-        wait_until(lambda: app.limits.get("tight").acquired == 1, WAIT)
+        wait_until(lambda: [(u.spec.name, u.acquired) for u in app.limits.all()]
+                   == [("tight", 1)], WAIT, "the first call never took the admission")
         jid = call_api.perform_async()
         wait_until(lambda: RetrySet(app).size() == 1, WAIT, "the over-limit never failed")
     [item] = items(RetrySet(app))
@@ -184,6 +185,21 @@ def test_the_limits_middleware_is_outside_the_other_plugins(make_app: MakeApp) -
     chain = app.hooks.server_middleware(app)
     assert chain[0].__qualname__ == "limits_middleware.<locals>.limited"  # type: ignore[attr-defined]
     assert len(chain) >= 4  # metrics, history, status too
+
+
+def test_declared_limiters_are_listed_once_a_worker_starts(make_app: MakeApp) -> None:
+    app = make_app()
+
+    @app.job(limits=[app.limiter.concurrent("exports", 3, lease=300),
+                     app.limiter.window("per-customer", 5, per=60, key=lambda c: f"c:{c}")])
+    def export(customer: str) -> None: ...
+
+    assert app.limits.all() == []
+    with working(app):
+        pass
+    [usage] = app.limits.all()  # the keyed one registers per key, on first use
+    assert usage.spec.describe() == "concurrent 3 (lease 300 s)"
+    assert (usage.used, usage.acquired) == (0, 0)
 
 
 def test_no_middleware_when_no_job_declares_limits(make_app: MakeApp) -> None:

@@ -22,7 +22,7 @@ def cogworker_startup(worker: WorkerHandle) -> None:
     Failure policy: isolated.
 
     Implemented by builtin: status, history, metrics (each starts its once-a-second
-    writer).
+    writer), limits (registers the declared limiters, for ``cogworker limits``).
 
     Example::
 

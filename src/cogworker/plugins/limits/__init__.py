@@ -97,6 +97,24 @@ def limits_middleware() -> ServerMiddleware:
 
 
 @hookimpl
+def cogworker_startup(worker: WorkerHandle) -> None:
+    """Register the declared limits that have a fixed name, so that ``cogworker limits``
+    lists them before their first use (one write; a keyed limit registers per key on its
+    first use)."""
+    app = worker.app
+    store = app.broker.extension(LIMITS)
+    specs = {limit.name: limit.spec_for([]) for definition in app.registry.definitions()
+             for limit in declared_limits(definition) if limit.key is None}
+    if store is None or not specs:
+        return
+    try:
+        store.register(list(specs.values()))
+    except Exception as exc:
+        logger.warning("couldn't register the declared limiters (%s); each registers on "
+                       "its first use", exc)
+
+
+@hookimpl
 def cogworker_heartbeat(worker: WorkerHandle) -> None:
     """Renew every slot this process holds, in one call; nothing when it holds none."""
     app = worker.app

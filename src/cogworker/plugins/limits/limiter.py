@@ -163,13 +163,13 @@ class Limiter:
     @staticmethod
     def _wait(options: LimitsOptions, retry_after: float | None,
               job: Payload | None) -> float:
-        count = 0 if job is None else job.get(RESCHEDULES_FIELD, 0)
-        count = count if isinstance(count, int) and not isinstance(count, bool) else 0
+        stored = 0 if job is None else job.get(RESCHEDULES_FIELD, 0)
+        count: int = stored if isinstance(stored, int) and not isinstance(stored, bool) else 0
         if retry_after is not None:  # room comes then: never sooner, spread a little after
             return min(options.max_backoff, retry_after) * (1 + random.uniform(0, options.jitter))
-        # No estimate (a full concurrent limiter): "full jitter" over the back-off, so the
-        # refused jobs come back spread out rather than as one herd at each doubling.
-        backoff = min(options.max_backoff, options.backoff * 2 ** min(count, 30))
+        # No estimate (a full concurrent limiter): spread either way around the back-off,
+        # so the refused jobs come back apart rather than as one herd at each doubling.
+        backoff = min(options.max_backoff, options.backoff * 2.0 ** min(count, 30))
         return backoff * random.uniform(1 - min(options.jitter, 0.9), 1 + options.jitter)
 
 
