@@ -27,6 +27,7 @@ from cogworker.core.errors import (
     JobDefinitionError,
     JobTimeoutError,
     NoCurrentJobError,
+    OverLimit,
     PluginError,
     UnknownJobError,
 )
@@ -51,6 +52,7 @@ __all__ = [
     "JobOption",
     "JobTimeoutError",
     "NoCurrentJobError",
+    "OverLimit",
     "PluginError",
     "UnknownJobError",
     "__version__",

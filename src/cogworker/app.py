@@ -12,6 +12,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
+from cogworker.app_features import AppFeatures
 from cogworker.core.broker.factory import (
     inactive_broker_schemes,
     unknown_scheme_error,
@@ -28,10 +29,7 @@ from cogworker.core.settings import DEACTIVATE_PREFIX
 from cogworker.supervisor import lineage
 
 if TYPE_CHECKING:
-    from cogworker.api.cancel import CancelResult
-    from cogworker.api.history import History
-    from cogworker.api.status import JobStatus
-    from cogworker.core.broker import Attempt, Broker
+    from cogworker.core.broker import Broker
     from cogworker.core.hooks import Hooks
     from cogworker.core.middleware import ClientMiddleware, ServerMiddleware
     from cogworker.core.payload import Payload
@@ -52,7 +50,7 @@ def make_identity() -> str:
     return f"{host}:{os.getpid()}:{lineage.identity_suffix()}"
 
 
-class App:
+class App(AppFeatures):
     """A cogworker application.
 
     ::
@@ -369,30 +367,3 @@ class App:
         items = [{"class": definition.name, **options, "args": args}
                  for args in definition.call.positional_each(args_list)]
         return self._client.push_bulk(items)
-
-    def cancel(self, jid: str) -> CancelResult:
-        """Cancel job ``jid``: removed if it waits, told if it runs, kept ``ttl`` so it
-        never starts later (:mod:`cogworker.api.cancel`; workers need the cancel plugin)."""
-        from cogworker.api.cancel import cancel_job
-
-        return cancel_job(self, jid)
-
-    # observing -----------------------------------------------------------------------------
-    def status(self, jid: str) -> JobStatus | None:
-        """The job's status (``status`` plugin), or None: unknown or expired."""
-        from cogworker.api.status import job_status
-
-        return job_status(self, jid)
-
-    def attempts(self, jid: str) -> list[Attempt]:
-        """The job's failure trail (``attempts`` plugin), oldest first."""
-        from cogworker.api.status import job_attempts
-
-        return job_attempts(self, jid)
-
-    @property
-    def history(self) -> History:
-        """The run history the ``history`` plugin records (:mod:`cogworker.api.history`)."""
-        from cogworker.api.history import History
-
-        return History(self)

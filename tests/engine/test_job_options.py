@@ -52,8 +52,8 @@ def test_a_misspelt_option_fails_at_decoration_with_the_closest_name() -> None:
     assert "unknown option 'retries'; did you mean 'retry'?" in message
     assert "send" in message
     assert f"{__file__}:" in message  # where the job is defined
-    assert ("backtrace, cancel, expires_at, expires_in, queue, retry, time_limit, unique, "
-            "unique_args, unique_for") in message
+    assert ("backtrace, cancel, expires_at, expires_in, limits, queue, retry, time_limit, "
+            "unique, unique_args, unique_for") in message
 
 
 @pytest.mark.parametrize(("options", "expected"), [

@@ -13,8 +13,15 @@ from cogworker.core.plugins import (
     load_plugins,
     resolve_active,
 )
-from cogworker.core.settings import Settings
+from cogworker.core.settings import DEFAULT_PLUGINS, Settings
 from plugins.fake_site import FakeSite, fetcher_module, heartbeat_module
+
+DEFAULTS = list(DEFAULT_PLUGINS)
+"""The default plugins, in the order they are activated (after the fetch plugin)."""
+
+
+def without(*names: str) -> list[str]:
+    return [name for name in DEFAULTS if name not in names]
 
 
 def test_default_set_is_the_fetch_plugin_and_the_defaults(fake_site: FakeSite) -> None:
@@ -24,7 +31,7 @@ def test_default_set_is_the_fetch_plugin_and_the_defaults(fake_site: FakeSite) -
 
     active = resolve_active(discover(), "reliable", [])
 
-    assert active == ["reliable", "redis", "unique", "periodic-locks", "metrics", "cancel"]
+    assert active == ["reliable", *DEFAULTS]
     assert not fake_site.is_imported("acme_fetch")  # installed is not activated
 
 
@@ -49,16 +56,16 @@ def test_an_unknown_default_plugin_names_its_source(fake_site: FakeSite) -> None
 @pytest.mark.parametrize(
     ("changes", "expected"),
     [
-        (["no:unique"], ["reliable", "redis", "periodic-locks", "metrics", "cancel"]),
+        (["no:unique"], ["reliable", *without("unique")]),
         (
             ["acme-beat", "no:acme-beat", "acme-beat"],
-            ["reliable", "redis", "unique", "periodic-locks", "metrics", "cancel", "acme-beat"],
+            ["reliable", *DEFAULTS, "acme-beat"],
         ),
         (["acme-beat", "no:acme-beat"],
-         ["reliable", "redis", "unique", "periodic-locks", "metrics", "cancel"]),
+         ["reliable", *DEFAULTS]),
         (
             ["acme-beat", "acme-beat"],
-            ["reliable", "redis", "unique", "periodic-locks", "metrics", "cancel", "acme-beat"],
+            ["reliable", *DEFAULTS, "acme-beat"],
         ),
     ],
 )
@@ -79,7 +86,7 @@ def test_explicit_fetcher_takes_the_fetch_slot(fake_site: FakeSite) -> None:
 
     active = resolve_active(discover(), "reliable", ["acme-fetch"])
 
-    assert active == ["redis", "unique", "periodic-locks", "metrics", "cancel", "acme-fetch"]
+    assert active == [*DEFAULTS, "acme-fetch"]
 
 
 def test_explicit_trylast_fetcher_also_replaces_the_default(fake_site: FakeSite) -> None:
@@ -92,7 +99,7 @@ def test_explicit_trylast_fetcher_also_replaces_the_default(fake_site: FakeSite)
 
     active = resolve_active(discover(), "reliable", ["no:unique", "basic-like"])
 
-    assert active == ["redis", "periodic-locks", "metrics", "cancel", "basic-like"]
+    assert active == [*without("unique"), "basic-like"]
 
 
 def test_fetcher_activated_then_deactivated_keeps_the_default(fake_site: FakeSite) -> None:
@@ -102,7 +109,7 @@ def test_fetcher_activated_then_deactivated_keeps_the_default(fake_site: FakeSit
 
     active = resolve_active(discover(), "reliable", ["acme-fetch", "no:acme-fetch"])
 
-    assert active == ["reliable", "redis", "unique", "periodic-locks", "metrics", "cancel"]
+    assert active == ["reliable", *DEFAULTS]
 
 
 def test_two_explicit_fetchers_name_both_plugins_and_distributions(fake_site: FakeSite) -> None:
@@ -156,8 +163,7 @@ def test_local_module_plugin_is_registered_directly(fake_site: FakeSite) -> None
 
     active = resolve_active(
         catalog, "reliable",
-        ["no:unique", "no:periodic-locks", "no:metrics", "no:cancel", "no:reliable", "no:redis",
-         "devtools.beat:"]
+        [*(f"no:{name}" for name in DEFAULTS), "no:reliable", "devtools.beat:"]
     )
     pm = load_plugins(catalog, active)
 
@@ -175,4 +181,4 @@ def test_local_module_plugin_can_be_deactivated(fake_site: FakeSite) -> None:
 
     active = resolve_active(discover(), "reliable", ["devtools.beat:", "no:devtools.beat:"])
 
-    assert active == ["reliable", "redis", "unique", "periodic-locks", "metrics", "cancel"]
+    assert active == ["reliable", *DEFAULTS]

@@ -59,6 +59,7 @@ BUILTIN_MODULES = {
     "otel": "cogworker.plugins.otel",
     "metrics": "cogworker.plugins.metrics",
     "cancel": "cogworker.plugins.cancel",
+    "limits": "cogworker.plugins.limits",
 }
 
 

@@ -20,6 +20,7 @@ from click.testing import CliRunner
 from cogworker.cli.plugins_cmd import plugins_command
 from cogworker.core.hooks import Hooks
 from cogworker.core.plugins import discover, load_plugins, resolve_active
+from cogworker.core.settings import DEFAULT_PLUGINS
 from plugins.fake_site import FakeSite, fetcher_module
 
 ACME_PYPROJECT = """
@@ -55,7 +56,7 @@ ACME_FETCH = """
         return AcmeFetcher(broker)
     """
 
-BUILTIN_OFF = ["no:redis", "no:unique", "no:periodic-locks", "no:metrics", "no:cancel"]
+BUILTIN_OFF = [f"no:{name}" for name in DEFAULT_PLUGINS]
 
 
 def pip_install(project: Path, target: Path) -> None:

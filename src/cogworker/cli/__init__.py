@@ -12,6 +12,7 @@ from cogworker.cli.cron_cmd import cron_group
 from cogworker.cli.enqueue_cmd import enqueue_command
 from cogworker.cli.health_cmd import health_command
 from cogworker.cli.history_cmd import history_command
+from cogworker.cli.limits_cmd import limits_group
 from cogworker.cli.locks_cmd import locks_group
 from cogworker.cli.metrics_cmd import metrics_group
 from cogworker.cli.plugins_cmd import plugins_command
@@ -38,7 +39,7 @@ def version_command() -> None:
 for command in (run_command, enqueue_command, plugins_command, redis_group, locks_group, cron_group,
                 queues_group, busy_command, *SET_COMMANDS, *ADMIN_COMMANDS, web_command,
                 status_command, history_command, health_command, metrics_group,
-                cancel_command):
+                cancel_command, limits_group):
     cli.add_command(command)
 cli.add_command(busy_command, "workers")
 

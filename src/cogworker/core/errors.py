@@ -36,6 +36,7 @@ Control flow, not failures, and so not under the root:
     JobOrphanedError(CogworkerError)    handed to death handlers for a repeat orphan
     JobTimeoutError(CogworkerError)     raised in a job that ran past its time limit
     JobCancelled(CogworkerError)        a cancelled job's run: settled as cancelled
+    OverLimit(CogworkerError)           a limiter is full: the worker reschedules the job
 
 Messages say what went wrong, which thing it was, and what to do about it.
 """
@@ -248,6 +249,34 @@ class JobCancelled(CogworkerError):
     ``job.raise_if_cancelled()``; the worker also raises it around a run that was signalled
     while running. A run that ends with it is settled as cancelled: acknowledged, never
     retried, never dead."""
+class OverLimit(CogworkerError):
+    """A limiter (``limits`` plugin) has no room for this job now.
+
+    Raised by a declared limit before the job runs, or by ``with app.limiter...`` inside it.
+    The worker puts the job back on the schedule with a back-off and jitter, without using
+    a retry (``limit_reschedules`` in the payload counts these); after ``max_reschedules``
+    of them it is a failure like any other (retry or dead).
+
+    ``limiter`` names the limiter; ``retry_after`` is the limiter's own estimate of when
+    room frees, in seconds (None: it has none); ``delay`` is how long the job waits before
+    it runs again (the plugin's back-off with jitter; None: ``retry_after``, else 1 s);
+    ``max_reschedules`` is how many reschedules a job may have before this is a failure.
+    """
+
+    RESCHEDULES_FIELD = "limit_reschedules"
+    """The payload field counting a job's over-limit reschedules."""
+
+    def __init__(self, limiter: str, retry_after: float | None = None,
+                 delay: float | None = None, max_reschedules: int = 100) -> None:
+        self.limiter = limiter
+        self.retry_after = retry_after
+        self.delay = delay
+        self.max_reschedules = max_reschedules
+        estimate = "" if retry_after is None else f"; room expected in {retry_after:.2f} s"
+        super().__init__(f"limiter {limiter!r} is full{estimate}")
+
+    def __reduce__(self) -> tuple[type[OverLimit], tuple[str, float | None, float | None, int]]:
+        return (OverLimit, (self.limiter, self.retry_after, self.delay, self.max_reschedules))
 
 
 class JobArgumentShapeError(JobArgumentError):

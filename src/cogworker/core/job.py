@@ -24,7 +24,7 @@ from typing_extensions import TypeVar
 from cogworker.core.current_job import check_pct, running_job
 from cogworker.core.enqueuer import EnqueueHost, Enqueuer, P
 from cogworker.core.errors import JobDefinitionError
-from cogworker.core.job_options import check_reserved
+from cogworker.core.job_options import check_reserved, stays_on_definition
 from cogworker.core.job_signature import CallSignature
 from cogworker.core.payload import DEFAULT_QUEUE, Payload, check_json_args
 
@@ -91,7 +91,8 @@ class JobDefinition:
 
 def split_options(name: str, options: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """``(stored, local)``: the options copied into every payload (plain JSON), and those
-    whose value is callable (``unique_args``), kept on the definition only.
+    whose value is callable (``unique_args``) or a plugin's object (a limiter,
+    :func:`~cogworker.core.job_options.stays_on_definition`), kept on the definition only.
 
     Raises :class:`JobDefinitionError` for an option cogworker sets itself (``jid``...) and
     :class:`JobArgumentError` for a value that is neither JSON nor callable. Whether each
@@ -99,8 +100,8 @@ def split_options(name: str, options: Mapping[str, Any]) -> tuple[dict[str, Any]
     (:mod:`cogworker.core.job_options`).
     """
     check_reserved(name, options)
-    stored = {key: value for key, value in options.items() if not callable(value)}
-    local = {key: value for key, value in options.items() if callable(value)}
+    stored = {key: value for key, value in options.items() if not stays_on_definition(value)}
+    local = {key: value for key, value in options.items() if stays_on_definition(value)}
     check_json_args(name, [stored])
     return stored, local
 

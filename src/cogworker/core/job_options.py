@@ -12,8 +12,9 @@ come from three places, none privileged over another:
 * the app's own code, with :meth:`cogworker.App.declare_job_options`, for options that
   its middleware reads (Sidekiq's "custom options").
 
-An option whose value is callable (``unique_args``) stays on the job's definition; every
-other value must be JSON and is copied into each payload.
+An option whose value is callable (``unique_args``), a :class:`DefinitionOnly` object, or a
+non-empty list of them (``limits=[app.limiter.concurrent("stripe", 5)]``) stays on the
+job's definition; every other value must be JSON and is copied into each payload.
 """
 
 from __future__ import annotations
@@ -28,6 +29,21 @@ from cogworker.core.errors import JobDefinitionError, PluginConflictError
 
 CORE_OWNER = "cogworker"
 APP_OWNER = "the app (App.declare_job_options)"
+
+
+class DefinitionOnly:
+    """Base of option values that are Python objects a plugin reads from the job's
+    definition (``definition.local_options``), never copied into payloads: a limiter."""
+
+    __slots__ = ()
+
+
+def stays_on_definition(value: object) -> bool:
+    """Whether an option's value stays on the definition (see the module docstring)."""
+    if callable(value) or isinstance(value, DefinitionOnly):
+        return True
+    return (isinstance(value, (list, tuple)) and bool(value)
+            and all(isinstance(item, DefinitionOnly) for item in value))
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,9 +25,10 @@ from cogworker.core.errors import ConfigurationError
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 LOG_FORMATS = ("text", "json")
 DEACTIVATE_PREFIX = "no:"
-DEFAULT_PLUGINS: tuple[str, ...] = ("redis", "unique", "periodic-locks", "metrics", "cancel")
-"""The default of ``default_plugins``: the Redis broker, unique jobs and cron locks (the
-fetch plugin, ``fetch``, comes on top)."""
+DEFAULT_PLUGINS: tuple[str, ...] = ("redis", "unique", "periodic-locks", "metrics", "cancel",
+                                    "limits")
+"""The default of ``default_plugins``: the Redis broker, unique jobs, cron locks, metrics,
+cancellation and limiters (the fetch plugin, ``fetch``, comes on top)."""
 PROVENANCE = "provenance"  # marks the one field that is not a setting
 MAX_CONCURRENCY = 1000
 DEFAULT_PUSH_BUSY_WAIT = 50e-6  # see cogworker.redis.line_socket

@@ -9,7 +9,9 @@ Families (``docs/how-to/monitor.md`` lists them with their meaning):
 * from the metrics facet (when the broker has one): ``cogworker_job_duration_seconds``
   (histogram, ``class`` and ``queue`` labels), ``cogworker_jobs_expired_total`` and
   ``cogworker_jobs_cancelled_total`` (the same labels), ``cogworker_orphans_recovered_total``,
-  ``cogworker_cron_tick_lag_seconds``.
+  ``cogworker_cron_tick_lag_seconds``;
+* from the limits facet (when the broker has one): ``cogworker_limiter_*``
+  (:mod:`cogworker.prometheus.limiters`).
 
 Bounded cardinality: at most ``max_series`` (class, queue) series, those with the most runs
 ever (a stable choice, so a series does not hop in and out of its own label and break its
@@ -33,7 +35,7 @@ from prometheus_client.registry import Collector
 
 from cogworker.api.metrics import CRON_LAG_MINUTES
 from cogworker.api.queues import latency_of
-from cogworker.core.broker import Broker
+from cogworker.core.broker import LIMITS, Broker
 from cogworker.core.broker.metrics import (
     BUCKET_BOUNDS_MS,
     METRICS,
@@ -44,6 +46,7 @@ from cogworker.core.broker.metrics import (
     summed,
 )
 from cogworker.plugins.metrics.options import DEFAULT_MAX_QUEUES, DEFAULT_MAX_SERIES
+from cogworker.prometheus.limiters import limiter_families
 
 OTHER = "other"
 """The label value of everything beyond the caps."""
@@ -84,6 +87,9 @@ class FleetCollector(Collector):
         store = self._broker.extension(METRICS)
         if store is not None:
             yield from self._metrics(store)
+        limits = self._broker.extension(LIMITS)
+        if limits is not None:
+            yield from limiter_families(limits)
 
     def _totals(self) -> Iterator[Metric]:
         totals = self._broker.stats.totals()

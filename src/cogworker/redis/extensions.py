@@ -12,11 +12,20 @@ from typing import Any
 
 import redis
 
-from cogworker.core.broker import ATTEMPTS, CANCELLATIONS, HISTORY, METRICS, STATUS, Extension
+from cogworker.core.broker import (
+    ATTEMPTS,
+    CANCELLATIONS,
+    HISTORY,
+    LIMITS,
+    METRICS,
+    STATUS,
+    Extension,
+)
 from cogworker.redis.attempts_store import RedisAttemptStore
 from cogworker.redis.cancel_store import RedisCancellationStore
 from cogworker.redis.history_store import RedisHistoryStore
 from cogworker.redis.keys import KeySchema
+from cogworker.redis.limits_store import RedisLimitStore
 from cogworker.redis.metrics_store import RedisMetricsStore
 from cogworker.redis.scripts import Scripts
 from cogworker.redis.status_store import RedisStatusStore
@@ -31,4 +40,5 @@ def build_extensions(client: redis.Redis, keys: KeySchema,
     extensions[HISTORY] = RedisHistoryStore(client, keys, scripts)
     extensions[METRICS] = RedisMetricsStore(client, keys, scripts)
     extensions[CANCELLATIONS] = RedisCancellationStore(client, keys, scripts)
+    extensions[LIMITS] = RedisLimitStore(client, keys, scripts)
     return extensions

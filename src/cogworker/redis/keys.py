@@ -197,6 +197,26 @@ class KeySchema:
     def job_attempts(self, jid: str) -> str:
         return self._k("job_attempts", jid)
 
+    # limiters (see cogworker.redis.limits_store) -------------------------------------------
+    @property
+    def limiters(self) -> str:
+        """The registry of limiters: name -> spec JSON."""
+        return self._k("limiters")
+
+    def limiter(self, name: str, state: str) -> str:
+        """One limiter's state; ``state`` is its kind's (``concurrent``, ``fixed``,
+        ``sliding``, ``bucket``), so a limiter re-declared as another kind starts afresh."""
+        return self._k("limiter", name, state)
+
+    @property
+    def limiter_counts(self) -> str:
+        """Admissions and refusals of every limiter: ``<name>|acquired``, ``<name>|over``."""
+        return self._k("limiter_counts")
+
+    def limiter_holds(self, identity: str) -> str:
+        """The concurrent-limiter holders of one process, to release when it is dead."""
+        return self._k("limiter_holds", identity)
+
     # job status ---------------------------------------------------------------------------
     def status_bucket(self, bucket: int) -> str:
         """The hash of the statuses written in one time bucket (jid -> JSON record)."""

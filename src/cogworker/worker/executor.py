@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from cogworker.core.broker import UnitOfWork
 from cogworker.core.current_job import run_as_current, running
-from cogworker.core.errors import JobCancelled, PayloadError
+from cogworker.core.errors import JobCancelled, OverLimit, PayloadError
 from cogworker.core.middleware import JobContext, run_chain
 from cogworker.core.outage import OutageLog
 from cogworker.core.payload import (
@@ -51,6 +51,7 @@ from cogworker.worker.failures import (
     failed_payload,
 )
 from cogworker.worker.job_log import JobLog
+from cogworker.worker.over_limit import as_failure, rescheduled
 from cogworker.worker.stats_buffer import StatsBuffer
 from cogworker.worker.time_limits import TimeLimits, job_time_limit, run_limited
 
@@ -69,13 +70,16 @@ class Settlement:
 
     ``kind`` is ``ack`` (forget it), ``give_back`` (it never started: back on its queue),
     ``interrupt`` (it ran and failed, the failure write failed: file it atomically), or
-    ``bury`` (not a job: file ``record``, its unparseable wrapper, in dead atomically).
+    ``bury`` (not a job: file ``record``, its unparseable wrapper, in dead atomically), or
+    ``reschedule`` (over a limit: file ``record`` into the schedule at ``score`` and drop
+    the job, atomically; :mod:`.over_limit`).
     """
 
     kind: str
     died: tuple[Payload, BaseException] | None = None
     failure: tuple[Payload, BaseException, Decision] | None = None
     record: str = ""
+    score: float = 0.0
 
 
 ACK = Settlement("ack")
@@ -119,6 +123,11 @@ class JobRunner:
             return self._succeeded(work, job, elapsed_ms, extra)
         if isinstance(error, JobCancelled):
             return self._cancelled(work, job, elapsed_ms, extra)
+        if isinstance(error, OverLimit):
+            later = rescheduled(job, error, time.time())
+            if later is not None:
+                return Settlement("reschedule", score=later[0], record=later[1])
+            job = as_failure(job)
         try:
             self.stats.add(failed=1)
             return self._route_failure(work, job, error, extra)

@@ -53,6 +53,8 @@ class Settler:
             self.give_back(work)
         elif settlement.kind == "bury":
             self._bury(work, settlement.record)
+        elif settlement.kind == "reschedule":
+            self._file_or_keep(Pending(work, "schedule", settlement.score, settlement.record))
         elif settlement.kind == "interrupt" and settlement.failure is not None:
             self._interrupt(work, *settlement.failure)
         elif settlement.died is None and self.batch_acks is not None:
@@ -111,10 +113,13 @@ class Settler:
     def _bury(self, work: UnitOfWork, record: str) -> None:
         """File an unparseable wrapper in dead and drop the raw, atomically (also when
         Redis is full); remembered and filed later when Redis refuses."""
-        pending = Pending(work, "dead", time.time(), record)
+        self._file_or_keep(Pending(work, "dead", time.time(), record))
+
+    def _file_or_keep(self, pending: Pending) -> None:
+        """File now; remembered and filed later when the broker refuses."""
         if not self._file(pending, None):
             with self._lock:
-                self.pending[work.raw] = pending
+                self.pending[pending.work.raw] = pending
 
     def _file(self, pending: Pending, exc: BaseException | None) -> bool:
         """File a pending record through the fetcher; run its consequences once written."""
@@ -137,7 +142,7 @@ class Settler:
             return
         if stored.get("class") == UNPARSEABLE_CLASS:  # no job: no locks, no death hooks
             return
-        if pending.set_name == "retry":
+        if pending.set_name in ("retry", "schedule"):  # schedule: over a limit, to run later
             delay = max(pending.score - time.time(), 0.0)
             extend_job_locks(self.app, stored, delay)
             return

@@ -83,6 +83,16 @@ from cogworker.core.broker.history import (
     HistoryRetention,
     HistoryStore,
 )
+from cogworker.core.broker.limits import (
+    LIMITER_KINDS,
+    LIMITS,
+    Admission,
+    Holder,
+    LimiterKind,
+    LimiterSpec,
+    LimiterUsage,
+    LimitStore,
+)
 from cogworker.core.broker.locks import LockClaim, LockPage, LockRecord, LockStore, Relock
 from cogworker.core.broker.metrics import (
     METRICS,
@@ -135,6 +145,8 @@ __all__ = [
     "DEFER_DELAY",
     "HISTORY",
     "JOB_STATES",
+    "LIMITER_KINDS",
+    "LIMITS",
     "LIVE_QUEUE_WINDOW",
     "LOCATE_WINDOW",
     "METRICS",
@@ -147,6 +159,7 @@ __all__ = [
     "STATUS",
     "THROUGHPUT_HOURS_KEPT",
     "WAITING_PLACES",
+    "Admission",
     "Attempt",
     "AttemptOutcome",
     "AttemptStore",
@@ -165,9 +178,14 @@ __all__ = [
     "HistoryRecord",
     "HistoryRetention",
     "HistoryStore",
+    "Holder",
     "HourlyCount",
     "JobSets",
     "JobState",
+    "LimitStore",
+    "LimiterKind",
+    "LimiterSpec",
+    "LimiterUsage",
     "LocatePage",
     "LockClaim",
     "LockPage",

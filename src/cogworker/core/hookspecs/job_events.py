@@ -205,7 +205,8 @@ def cogworker_orphans_recovered(app: PluginHost, identity: str, count: int,
     Failure policy: isolated.
 
     Implemented by builtin: ``status`` (sets them back to ``queued``, one write), metrics
-    (``cogworker_orphans_recovered_total``).
+    (``cogworker_orphans_recovered_total``), limits (releases the dead process's
+    concurrency slots).
 
     Example::
 

@@ -22,7 +22,8 @@ def cogworker_startup(worker: WorkerHandle) -> None:
     Failure policy: isolated.
 
     Implemented by builtin: status, history, metrics (each starts its once-a-second
-    writer), cancel (loads the live cancellations, starts listening for new ones).
+    writer), cancel (loads the live cancellations, starts listening for new ones), limits
+    (registers the declared limiters, for ``cogworker limits``).
 
     Example::
 
@@ -40,7 +41,8 @@ def cogworker_heartbeat(worker: WorkerHandle) -> None:
 
     Failure policy: isolated; a failing implementation never fails the beat.
 
-    Implemented by builtin: unique, periodic-locks (retry deferred releases, keep locks).
+    Implemented by builtin: unique, periodic-locks (retry deferred releases, keep locks),
+    limits (renews the leases of the concurrency slots this process holds, one call).
 
     Example::
 

@@ -60,7 +60,9 @@ def cogworker_server_middleware(app: PluginHost) -> ServerMiddleware | None:
     Implemented by builtin: history, metrics (``tryfirst``: outermost, so each times every
     run), status (``working``, then ``complete`` or the failure), otel (the
     ``process <queue>`` span), cancel (``trylast``: innermost; each run's cancellation
-    signal, and ``JobCancelled`` out of a run that was told to stop).
+    signal, and ``JobCancelled`` out of a run that was told to stop), limits (a
+    ``wrapper``: when some job declares limits, its middleware goes first, outside every
+    other, so an over-limit job is no run for them).
 
     Example::
 

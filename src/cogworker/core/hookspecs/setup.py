@@ -49,7 +49,8 @@ def cogworker_configure(app: PluginHost) -> None:
     Failure policy: propagates (a plugin that cannot configure itself stops start-up).
 
     Implemented by builtin: unique, periodic-locks (their per-app state), reliable, redis,
-    status, attempts, history, metrics, cancel (each checks its ``plugin_options``), otel
+    status, attempts, history, metrics, cancel, limits (each checks its ``plugin_options``),
+    otel
     (its options, and the ``cogworker[otel]`` extra it needs).
 
     Example::
@@ -79,7 +80,8 @@ def cogworker_job_options() -> Sequence[JobOption | str] | None:
     cogworker (``queue``, ``retry``, ``backtrace``), is an error naming both.
 
     Implemented by builtin: unique (``unique``, ``unique_for``, ``unique_args``), cancel
-    (``cancel``).
+    (``cancel``), limits (``limits``, a list of ``app.limiter`` limits kept on the
+    definition).
 
     Example::
 

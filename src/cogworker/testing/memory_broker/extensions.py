@@ -9,10 +9,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from cogworker.core.broker import ATTEMPTS, CANCELLATIONS, HISTORY, METRICS, STATUS, Extension
+from cogworker.core.broker import (
+    ATTEMPTS,
+    CANCELLATIONS,
+    HISTORY,
+    LIMITS,
+    METRICS,
+    STATUS,
+    Extension,
+)
 from cogworker.testing.memory_broker.attempts import MemoryAttemptStore
 from cogworker.testing.memory_broker.cancellation import MemoryCancellationStore
 from cogworker.testing.memory_broker.history import MemoryHistory
+from cogworker.testing.memory_broker.limits import MemoryLimitStore
 from cogworker.testing.memory_broker.metrics import MemoryMetrics
 from cogworker.testing.memory_broker.state import MemoryState
 from cogworker.testing.memory_broker.status import MemoryStatusStore
@@ -26,4 +35,5 @@ def build_extensions(state: MemoryState) -> dict[Extension[Any], object]:
     extensions[HISTORY] = MemoryHistory(state)
     extensions[METRICS] = MemoryMetrics(state)
     extensions[CANCELLATIONS] = MemoryCancellationStore(state)
+    extensions[LIMITS] = MemoryLimitStore(state)
     return extensions

@@ -1,0 +1,71 @@
+"""``plugin_options.limits.*``: leases, and what happens to a job over a limit."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from typing import Any, Final
+
+from cogworker.core.errors import ConfigurationError, OverLimit
+
+PLUGIN_NAME: Final = "limits"
+RESCHEDULES_FIELD: Final = OverLimit.RESCHEDULES_FIELD
+"""The payload field counting a job's over-limit reschedules (not retries)."""
+
+
+@dataclass(frozen=True, slots=True)
+class LimitsOptions:
+    """The plugin's options, checked at start-up (see ``docs/reference/settings.md``)."""
+
+    lease: float = 60.0
+    """Seconds a concurrency slot lives between two renewals, unless the limiter says."""
+    max_reschedules: int = 100
+    """Over-limit reschedules a job may have; the next over-limit is a failure (retried
+    like any other, its count starting again)."""
+    backoff: float = 0.5
+    """Seconds before the first reschedule of a job when its limiter cannot estimate when
+    room frees (a full concurrent limiter); doubled each reschedule after."""
+    max_backoff: float = 10.0
+    """The longest wait before a reschedule (the estimate or back-off is capped here)."""
+    jitter: float = 0.5
+    """Each wait is stretched by a random fraction up to this, so rescheduled jobs do not
+    all come back at once."""
+
+    @classmethod
+    def parse(cls, raw: Mapping[str, Any], source: str | None = None) -> LimitsOptions:
+        """Read ``plugin_options.limits``; a bad name or value is a ConfigurationError
+        naming the option in full."""
+        known = [field.name for field in fields(cls)]
+        values: dict[str, Any] = {}
+        for name, value in raw.items():
+            if name not in known:
+                raise ConfigurationError(f"plugin_options.{PLUGIN_NAME}.{name}", value,
+                                         f"an option of the limits plugin: {', '.join(known)}",
+                                         source)
+            values[name] = _checked(name, value, source)
+        options = cls(**values)
+        if options.max_backoff < options.backoff:
+            raise ConfigurationError(f"plugin_options.{PLUGIN_NAME}.max_backoff",
+                                     options.max_backoff,
+                                     f"a number of seconds >= backoff ({options.backoff:g})",
+                                     source)
+        return options
+
+
+def _checked(name: str, value: Any, source: str | None) -> Any:
+    field = f"plugin_options.{PLUGIN_NAME}.{name}"
+    if name == "max_reschedules":
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ConfigurationError(field, value, "a whole number >= 0", source)
+        return value
+    number = isinstance(value, (int, float)) and not isinstance(value, bool) \
+        and math.isfinite(value)
+    if name == "jitter":
+        if not number or value < 0:
+            raise ConfigurationError(field, value, "a fraction >= 0 (0.5: up to 50% longer)",
+                                     source)
+        return float(value)
+    if not number or value <= 0:
+        raise ConfigurationError(field, value, "a number of seconds > 0", source)
+    return float(value)
