@@ -61,7 +61,9 @@ def test_the_supervisor_alone_tells_systemd_when_its_children_are_ready(
     try:
         heard: list[tuple[int, str]] = []
         receive_until(sock, heard, "READY=1")
-        assert heard == [(supervisor.pid, "READY=1\nSTATUS=2 of 2 children fetching")]
+        # A child's first beat may ping before it says ready: passed on, as systemd allows.
+        assert {message for _pid, message in heard[:-1]} <= {"WATCHDOG=1"}
+        assert heard[-1] == (supervisor.pid, "READY=1\nSTATUS=2 of 2 children fetching")
         receive_until(sock, heard, "WATCHDOG=1")
 
         first_child = started_children(supervisor)[0][0]
