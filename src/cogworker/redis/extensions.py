@@ -12,8 +12,9 @@ from typing import Any
 
 import redis
 
-from cogworker.core.broker import ATTEMPTS, HISTORY, METRICS, STATUS, Extension
+from cogworker.core.broker import ATTEMPTS, BATCHES, HISTORY, METRICS, STATUS, Extension
 from cogworker.redis.attempts_store import RedisAttemptStore
+from cogworker.redis.batch_store import RedisBatchStore
 from cogworker.redis.history_store import RedisHistoryStore
 from cogworker.redis.keys import KeySchema
 from cogworker.redis.metrics_store import RedisMetricsStore
@@ -29,4 +30,5 @@ def build_extensions(client: redis.Redis, keys: KeySchema,
     extensions[ATTEMPTS] = RedisAttemptStore(client, keys)
     extensions[HISTORY] = RedisHistoryStore(client, keys, scripts)
     extensions[METRICS] = RedisMetricsStore(client, keys, scripts)
+    extensions[BATCHES] = RedisBatchStore(client, keys, scripts)
     return extensions

@@ -47,6 +47,16 @@ from cogworker.core.broker.attempts import (
     AttemptOutcome,
     AttemptStore,
 )
+from cogworker.core.broker.batches import (
+    BATCHES,
+    BatchCounts,
+    BatchOutcome,
+    BatchRecord,
+    BatchSpec,
+    BatchStore,
+    BatchUpdate,
+    CallbackTemplate,
+)
 from cogworker.core.broker.composite import LOCATE_WINDOW, Broker, Extension
 from cogworker.core.broker.factory import (
     NO_URL,
@@ -124,6 +134,7 @@ SignalSubscription = Subscription
 __all__ = [
     "ATTEMPTS",
     "ATTEMPT_OUTCOMES",
+    "BATCHES",
     "DEFER_DELAY",
     "HISTORY",
     "JOB_STATES",
@@ -141,8 +152,15 @@ __all__ = [
     "Attempt",
     "AttemptOutcome",
     "AttemptStore",
+    "BatchCounts",
+    "BatchOutcome",
+    "BatchRecord",
+    "BatchSpec",
+    "BatchStore",
+    "BatchUpdate",
     "Broker",
     "BrokerSchemes",
+    "CallbackTemplate",
     "ClaimBatch",
     "DailyCount",
     "Extension",
