@@ -75,13 +75,13 @@ def test_a_kill_between_settle_and_ack_runs_the_job_twice_and_the_callback_once(
         with app.batch("one job", on_success=app.registry.resolve("on_success").name,
                        on_complete="on_complete") as batch:
             app.push({"class": "work", "args": [1]})
-        doomed = app_worker(APP, redis_url, "--plugin", "crashplug:")
+        doomed = app_worker(APP, redis_url, "--plugin", "crashplug:", concurrency=1)
         assert doomed.process is not None
         doomed.process.wait(timeout=60)  # killed itself after the settle, before the ack
         assert (tmp_path / "crashed").exists()
         settled = app.batches.get(batch.bid)  # the callbacks were pushed before the kill
         assert settled is not None and set(settled.fired) == {"complete", "success"}
-        assert redis_client.llen(keys.queue("default")) == 2
+        assert redis_client.llen(keys.queue("default")) == 2  # one processor: not fetched
         survivor = app_worker(APP, redis_url)
         wait_until(lambda: ledger.count("done") == 2 and ledger.count("callback") >= 2, 60,
                    lambda: f"ledger: {ledger.events()}\n{survivor.output()[-3000:]}")
