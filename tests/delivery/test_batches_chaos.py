@@ -1,4 +1,4 @@
-"""Batches under a kill storm: 20 batches of 200 jobs (20–200 ms each) on 3 worker
+"""Batches under a kill storm: 20 batches of 200 jobs (20 to 200 ms each) on 3 worker
 processes, one SIGKILLed every 3 s and replaced. Every job completes, every batch's
 ``complete`` and ``success`` callbacks are pushed exactly once (one callback jid each,
 from the ledger outside Redis; a callback *run* repeats only after a kill of the process
@@ -68,7 +68,7 @@ def push_batches(app: cogworker.App, rng: random.Random) -> dict[str, list[str]]
                        callback_queue="callbacks") as batch:
             for index in range(JOBS):
                 batch.push({"class": "step", "args": [index, rng.uniform(SHORTEST, LONGEST)]})
-        jids[batch.bid] = [m for m in batch.jids]
+        jids[batch.bid] = list(batch.jids)
     return jids
 
 

@@ -89,7 +89,7 @@ def test_a_kill_between_settle_and_ack_runs_the_job_twice_and_the_callback_once(
         assert survivor.stop() == 0
         callbacks = [(e.name, e.jid) for e in ledger.events("callback")]
         assert sorted(callbacks) == [("on_complete", batch.bid), ("on_success", batch.bid)]
-        assert [e.pid for e in ledger.events("done")][0] == doomed.pid
+        assert ledger.events("done")[0].pid == doomed.pid
         info = app.batches.get(batch.bid)
         assert info is not None and info.state == "success"
         assert_drained(redis_client, keys)

@@ -5,8 +5,9 @@ Keys (``<ns>:batch:<bid>`` and ``<ns>:batch:<bid>:<part>``): the hash holds the 
 (``cb:<kind>``, ``cbx:<kind>``) and the fired-flags (``<kind>_at``); the sets hold members
 (``members``, ``unrun``, ``pending``, ``failed``, ``dead``) and what was seen of them
 (``ran``, ``ok``, ``died``). ``<ns>:batches`` indexes bids by creation time,
-``<ns>:batches:cancelled`` the cancelled ones. Every change is ``batch_update.lua`` (one round trip, about twenty
-commands inside); a batch's keys expire ``ttl`` after it completed or was cancelled.
+``<ns>:batches:cancelled`` the cancelled ones. Every change is ``batch_update.lua`` (one
+round trip, about twenty commands inside); a batch's keys expire ``ttl`` after it
+completed or was cancelled.
 In cluster mode every key shares the namespace's hash tag, so the script may push the
 callback onto its queue in the same step.
 """

@@ -8,8 +8,9 @@ jid). Deaths decided elsewhere (``retry_in`` answering ``"kill"`` or ``"discard"
 orphaned too often) arrive through the job-event hooks and settle ``dead`` the same way.
 
 A job of a cancelled batch is skipped at start: the worker keeps the cancelled bids in
-memory (re-read every heartbeat, and learnt from every settle's reply), so the check costs
-no command per job.
+memory (read at its first batch job, re-read every heartbeat, and learnt from every
+settle's reply), so the check costs no command per job; a batch cancelled less than a
+heartbeat ago may still start jobs a worker fetches meanwhile.
 """
 
 from __future__ import annotations
@@ -53,7 +54,9 @@ def run_batch_job(runtime: BatchesRuntime, ctx: JobContext, bid: str,
                   call_next: Callable[[], object]) -> object:
     job = ctx.job
     jid, queue = str(job.get("jid")), _callback_queue(runtime, job)
-    runtime.seen_batch_job = True
+    if not runtime.seen_batch_job:  # this process's first batch job: learn the cancelled
+        runtime.seen_batch_job = True
+        runtime.refresh_cancelled()
     if bid in runtime.cancelled:
         logger.info("skipped: %s jid=%s: its batch %s was cancelled", job.get("class"), jid,
                     bid)
