@@ -262,3 +262,18 @@ def test_a_worker_skips_jobs_of_a_cancelled_batch_it_fetches(app: App, ledger: L
     # the worker stopped cleanly: the job it fetched last was skipped (or ran) by now
     assert ledger.of("ran") == [2]
     assert [bid for bid, _, _ in ledger.of("complete")] == [kept.bid]
+
+
+def test_a_job_dropped_past_its_expiry_counts_as_succeeded(app: App, ledger: Ledger) -> None:
+    _, on_success, _ = callbacks(app, ledger)
+
+    @app.job
+    def late() -> None:
+        ledger.add("ran", "late")
+
+    with app.batch(on_success=on_success) as batch:
+        late.set(expires_in=0.05).perform_async()
+    until(lambda: app.clock() > batch._created_at + 0.2, "the job expired")
+    with working(app):
+        ledger.wait_for(lambda led: led.of("success"))
+    assert ledger.of("ran") == []
