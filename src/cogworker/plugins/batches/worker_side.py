@@ -73,8 +73,8 @@ def run_batch_job(runtime: BatchesRuntime, ctx: JobContext, bid: str,
 
 
 def settle_quietly(runtime: BatchesRuntime, job: Payload, outcome: BatchOutcome) -> None:
-    """Settle an outcome decided outside the run; a broker that stays away is logged, never raised (the
-    job's retry, or the death hook, settles it again)."""
+    """Settle a failure, or an outcome decided outside the run; a broker that stays away
+    is logged, never raised (the job's retry, or the death hook, settles it again)."""
     bid = batch_of(job)
     if bid is None:
         return
