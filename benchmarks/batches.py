@@ -3,7 +3,8 @@
 Runs a private redis-server on a unix socket in a temporary directory, then, round-robin
 over ``--runs``:
 
-1. pushes N jobs one by one outside a batch, then N inside batches of ``--size`` jobs
+1. pushes N jobs one by one outside a batch (with the plugin off, then on), then N inside
+   batches of ``--size`` jobs
    (``with app.batch(...)``, callbacks on complete and success): Redis commands and
    microseconds per push;
 2. runs a real worker (the ``Launcher``, in this process, 10 threads) over N queued jobs
@@ -41,8 +42,10 @@ def commands(client: redis.Redis) -> dict[str, int]:
     return {name.removeprefix("cmdstat_"): int(value["calls"]) for name, value in stats.items()}
 
 
-def make_app(url: str, done: threading.Event | None = None, count: int = 0) -> cogworker.App:
-    app = cogworker.App(redis_url=url, namespace=NAMESPACE, concurrency=10)
+def make_app(url: str, done: threading.Event | None = None, count: int = 0,
+             plugin: bool = True) -> cogworker.App:
+    app = cogworker.App(redis_url=url, namespace=NAMESPACE, concurrency=10,
+                        plugins=() if plugin else ("no:batches",))
     ran = [0]
     lock = threading.Lock()
 
@@ -71,8 +74,9 @@ def push_all(app: cogworker.App, count: int, size: int) -> None:
                 app.push({"class": "Noop", "args": []})
 
 
-def measure_pushes(client: redis.Redis, url: str, count: int, size: int) -> dict[str, float]:
-    app = make_app(url)
+def measure_pushes(client: redis.Redis, url: str, count: int, size: int,
+                   plugin: bool) -> dict[str, float]:
+    app = make_app(url, plugin=plugin)
     app.push({"class": "Noop", "args": []})  # the first push registers the queue
     client.config_resetstat()
     started = time.perf_counter()
@@ -84,12 +88,13 @@ def measure_pushes(client: redis.Redis, url: str, count: int, size: int) -> dict
     return {"commands": calls / count, "us": elapsed / count * 1e6}
 
 
-def measure_jobs(client: redis.Redis, url: str, count: int, size: int) -> dict[str, float]:
-    pusher = make_app(url)
+def measure_jobs(client: redis.Redis, url: str, count: int, size: int,
+                 plugin: bool) -> dict[str, float]:
+    pusher = make_app(url, plugin=plugin)
     push_all(pusher, count, size)
     pusher.close()
     done = threading.Event()
-    app = make_app(url, done, count)
+    app = make_app(url, done, count, plugin=plugin)
     client.config_resetstat()
     launcher = Launcher(app)
     thread = threading.Thread(target=launcher.run)
@@ -122,16 +127,25 @@ def _median(rows: list[dict[str, float]], name: str) -> float:
     return statistics.median(row[name] for row in rows)
 
 
-def report(options: argparse.Namespace, pushes: dict[int, list[dict[str, float]]],
-           jobs: dict[int, list[dict[str, float]]]) -> None:
+Variant = tuple[str, int, bool]
+"""(label, jobs per batch or 0 for none, whether the batches plugin is on)."""
+
+
+def variants(size: int) -> tuple[Variant, ...]:
+    return (("outside a batch, plugin off", 0, False), ("outside a batch", 0, True),
+            ("in batches", size, True))
+
+
+def report(options: argparse.Namespace, pushes: dict[str, list[dict[str, float]]],
+           jobs: dict[str, list[dict[str, float]]]) -> None:
     print(f"Command: `benchmarks/run batches {' '.join(sys.argv[1:])}`")
     print(f"N = {options.n:,} jobs, batches of {options.size}, {options.runs} round(s), "
           "medians; worker: Launcher in-process, 10 threads, reliable fetch\n")
     print("| jobs | push: commands | push: µs | run: commands/job | run: settle "
           "EVALSHA/job | run: wall µs/job | run: CPU µs/job |")
     print("|---|---|---|---|---|---|---|")
-    for size, label in ((0, "outside a batch"), (options.size, "in batches")):
-        p, j = pushes[size], jobs[size]
+    for label, _size, _plugin in variants(options.size):
+        p, j = pushes[label], jobs[label]
         print(f"| {label} | {_median(p, 'commands'):.2f} | {_median(p, 'us'):.0f} | "
               f"{_median(j, 'commands'):.2f} | {_median(j, 'evalsha'):.3f} | "
               f"{_median(j, 'us'):.0f} | {_median(j, 'cpu_us'):.0f} |")
@@ -139,9 +153,9 @@ def report(options: argparse.Namespace, pushes: dict[int, list[dict[str, float]]
 
 def main(argv: Sequence[str] | None = None) -> int:
     options = _parse(list(sys.argv[1:] if argv is None else argv))
-    sizes = (0, options.size)
-    pushes: dict[int, list[dict[str, float]]] = {size: [] for size in sizes}
-    jobs: dict[int, list[dict[str, float]]] = {size: [] for size in sizes}
+    chosen = variants(options.size)
+    pushes: dict[str, list[dict[str, float]]] = {label: [] for label, _, _ in chosen}
+    jobs: dict[str, list[dict[str, float]]] = {label: [] for label, _, _ in chosen}
     with tempfile.TemporaryDirectory() as directory:
         socket = Path(directory) / "redis.sock"
         server = subprocess.Popen([find_redis_server(), "--port", "0", "--unixsocket",
@@ -157,11 +171,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                     time.sleep(0.05)
             url = f"unix://{socket}"
             for number in range(options.runs):
-                for size in sizes:
-                    print(f"round {number + 1}: {'batches' if size else 'plain'}",
-                          file=sys.stderr)
-                    pushes[size].append(measure_pushes(client, url, options.n, size))
-                    jobs[size].append(measure_jobs(client, url, options.n, size))
+                for label, size, plugin in chosen:
+                    print(f"round {number + 1}: {label}", file=sys.stderr)
+                    pushes[label].append(measure_pushes(client, url, options.n, size, plugin))
+                    jobs[label].append(measure_jobs(client, url, options.n, size, plugin))
         finally:
             server.terminate()
             server.wait(10)

@@ -55,7 +55,7 @@ ACME_FETCH = """
         return AcmeFetcher(broker)
     """
 
-BUILTIN_OFF = ["no:redis", "no:unique", "no:periodic-locks", "no:metrics"]
+BUILTIN_OFF = ["no:redis", "no:unique", "no:periodic-locks", "no:metrics", "no:batches"]
 
 
 def pip_install(project: Path, target: Path) -> None:
