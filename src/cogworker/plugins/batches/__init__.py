@@ -85,6 +85,14 @@ def cogworker_job_expired(app: PluginHost, job: Payload) -> None:
 
 
 @hookimpl
+def cogworker_web_tabs(app: PluginHost) -> list[object]:
+    """The Batches tab (imported only when a dashboard is built)."""
+    from cogworker.plugins.batches.web import tab
+
+    return [tab()]
+
+
+@hookimpl
 def cogworker_heartbeat(worker: WorkerHandle) -> None:
     runtime = worker.app.extras.get(PLUGIN_NAME)
     if isinstance(runtime, BatchesRuntime):
