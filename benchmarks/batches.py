@@ -10,7 +10,8 @@ over ``--runs``:
 2. runs a real worker (the ``Launcher``, in this process, 10 threads) over N queued jobs
    outside a batch, then over the same number in batches: Redis commands per job while
    it runs (INFO commandstats, every ``redis.call`` inside Lua counted; heartbeats and
-   start/stop included), the settle script's round trips per job (EVALSHA calls), wall
+   start/stop included), EVALSHA commands per job (fetch claims and settles), the settle
+   round trips per job (calls of the store: one per failure or per ack batch), wall
    microseconds per job and this process's CPU microseconds per job.
 
 Usage: ``python -m benchmarks.batches [--n 4000] [--size 200] [--runs 3]`` (about 30 s).
@@ -31,10 +32,30 @@ from pathlib import Path
 import redis
 
 import cogworker
+from cogworker.redis.batch_store import RedisBatchStore
 from cogworker.redis.server_binary import find_redis_server
 from cogworker.worker.launcher import Launcher
 
 NAMESPACE = "measure"
+
+
+class RoundTrips:
+    """Counts the settle round trips of this process: one ``settle`` call each, one
+    ``settle_many`` (a pipeline) each."""
+
+    count = 0
+
+    @classmethod
+    def install(cls) -> None:
+        for name in ("settle", "settle_many"):
+            original = getattr(RedisBatchStore, name)
+
+            def counted(self: RedisBatchStore, *args: object, _original: object = original,
+                        **kwargs: object) -> object:
+                cls.count += 1
+                return _original(self, *args, **kwargs)  # type: ignore[operator]
+
+            setattr(RedisBatchStore, name, counted)
 
 
 def commands(client: redis.Redis) -> dict[str, int]:
@@ -96,6 +117,7 @@ def measure_jobs(client: redis.Redis, url: str, count: int, size: int,
     done = threading.Event()
     app = make_app(url, done, count, plugin=plugin)
     client.config_resetstat()
+    RoundTrips.count = 0
     launcher = Launcher(app)
     thread = threading.Thread(target=launcher.run)
     cpu, started = time.process_time(), time.perf_counter()
@@ -109,7 +131,8 @@ def measure_jobs(client: redis.Redis, url: str, count: int, size: int,
     app.close()
     client.delete(f"{NAMESPACE}:queue:cb")
     return {"commands": (sum(stats.values()) - 1) / count, "evalsha": stats.get("evalsha", 0)
-            / count, "us": elapsed / count * 1e6, "cpu_us": cpu / count * 1e6}
+            / count, "trips": RoundTrips.count / count, "us": elapsed / count * 1e6,
+            "cpu_us": cpu / count * 1e6}
 
 
 def _parse(argv: Sequence[str]) -> argparse.Namespace:
@@ -141,18 +164,20 @@ def report(options: argparse.Namespace, pushes: dict[str, list[dict[str, float]]
     print(f"Command: `benchmarks/run batches {' '.join(sys.argv[1:])}`")
     print(f"N = {options.n:,} jobs, batches of {options.size}, {options.runs} round(s), "
           "medians; worker: Launcher in-process, 10 threads, reliable fetch\n")
-    print("| jobs | push: commands | push: µs | run: commands/job | run: settle "
-          "EVALSHA/job | run: wall µs/job | run: CPU µs/job |")
-    print("|---|---|---|---|---|---|---|")
+    print("| jobs | push: commands | push: µs | run: commands/job | run: EVALSHA/job | "
+          "run: settle round trips/job | run: wall µs/job | run: CPU µs/job |")
+    print("|---|---|---|---|---|---|---|---|")
     for label, _size, _plugin in variants(options.size):
         p, j = pushes[label], jobs[label]
         print(f"| {label} | {_median(p, 'commands'):.2f} | {_median(p, 'us'):.0f} | "
               f"{_median(j, 'commands'):.2f} | {_median(j, 'evalsha'):.3f} | "
-              f"{_median(j, 'us'):.0f} | {_median(j, 'cpu_us'):.0f} |")
+              f"{_median(j, 'trips'):.3f} | {_median(j, 'us'):.0f} | "
+              f"{_median(j, 'cpu_us'):.0f} |")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     options = _parse(list(sys.argv[1:] if argv is None else argv))
+    RoundTrips.install()
     chosen = variants(options.size)
     pushes: dict[str, list[dict[str, float]]] = {label: [] for label, _, _ in chosen}
     jobs: dict[str, list[dict[str, float]]] = {label: [] for label, _, _ in chosen}
