@@ -53,7 +53,7 @@ def cogworker_job_died(app: PluginHost, job: Payload, exception: BaseException) 
     Failure policy: isolated.
 
     Implemented by builtin: status (``failed``), attempts (a ``dead`` or ``killed`` entry;
-    the engine releases locks itself before this).
+    the engine releases locks itself before this), batches (a death in the job's batch).
 
     Example::
 
@@ -103,7 +103,8 @@ def cogworker_job_expired(app: PluginHost, job: Payload, late: float) -> None:
 
     Failure policy: isolated.
 
-    Implemented by builtin: status (``expired``).
+    Implemented by builtin: status (``expired``), batches (counts as a success in the
+    job's batch, as in Sidekiq Pro).
 
     Example::
 
@@ -127,7 +128,8 @@ def cogworker_job_discarded(app: PluginHost, job: Payload, exception: BaseExcept
 
     Failure policy: isolated.
 
-    Implemented by builtin: ``status`` (``failed``), ``attempts`` (a ``discarded`` entry).
+    Implemented by builtin: ``status`` (``failed``), ``attempts`` (a ``discarded`` entry),
+    ``batches`` (counts as a death in the job's batch).
 
     Example::
 
