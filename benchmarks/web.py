@@ -2,19 +2,22 @@
 
 Fills a private Redis (no persistence) with ``--jobs`` jobs spread over four queues, the
 retry, dead and schedule sets, plus live processes with running jobs, cron entries and
-unique locks; serves the dashboard with uvicorn on 127.0.0.1; asks for every page and
+unique locks, and ``--history`` run records (the history plugin on; written through its
+store in batches of 1,000, as the plugin writes them), an hour of per-class metrics and a
+failure trail; serves the dashboard with uvicorn on 127.0.0.1; asks for every page and
 fragment ``--runs`` times and prints the server time of each (from the request's arrival
 to its last byte, measured inside the server) as a Markdown table.
 
 Usage::
 
-    python -m benchmarks.web                   # 100,000 jobs, 20 runs per page
-    python -m benchmarks.web --jobs 20000 --runs 5
+    python -m benchmarks.web                   # 100,000 jobs, 50,000 runs, 20 runs a page
+    python -m benchmarks.web --jobs 20000 --history 5000 --runs 5
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import statistics
 import sys
@@ -28,10 +31,22 @@ import httpx
 import redis
 import uvicorn
 
+from benchmarks.history_reads import CLASSES as HISTORY_CLASSES
+from benchmarks.history_reads import make_records
 from cogworker.app import App
 from cogworker.core.backtrace import compress_backtrace
+from cogworker.core.broker import ATTEMPTS, HISTORY, METRICS, Attempt
+from cogworker.core.broker.metrics import (
+    BUCKET_COUNT,
+    MetricsBatch,
+    SeriesKey,
+    Timings,
+    bucket_of,
+)
 from cogworker.core.payload import dumps, new_jid
 from cogworker.core.periodic_types import PeriodicEntry
+from cogworker.plugins.history.options import HistoryOptions
+from cogworker.plugins.metrics.options import DEFAULT_HOUR_RETENTION, DEFAULT_MINUTE_RETENTION
 from cogworker.redis.broker import RedisBroker
 from cogworker.redis.server import RedisServer
 from cogworker.redis.server_process import free_port
@@ -144,6 +159,33 @@ def _fill_fleet(client: redis.Redis, app: App, now: float, marks: dict[str, str]
     marks["lock_owner"] = new_jid()
 
 
+def fill_observed(app: App, runs: int, marks: dict[str, str]) -> None:
+    """``runs`` history records (20 classes, 4 queues), 60 minutes of metrics for those
+    classes, and a 5-attempt failure trail for the dead job the detail pages open."""
+    store = app.broker.extension(HISTORY)
+    metrics = app.broker.extension(METRICS)
+    trails = app.broker.extension(ATTEMPTS)
+    if store is None or metrics is None or trails is None:
+        raise SystemExit("the web benchmark needs a broker with history, metrics and attempts")
+    records = make_records(runs)
+    retention = HistoryOptions(max_entries=max(runs, 1)).retention
+    for start in range(0, runs, BATCH):
+        store.append(records[start:start + BATCH], retention)
+    marks["history_class"] = records[0].job_class
+    marks["history_jid"] = records[runs // 2].jid
+    buckets = [0] * BUCKET_COUNT
+    buckets[bucket_of(40.0)], buckets[bucket_of(400.0)] = 90, 10
+    timings = Timings(95, 5, 7600.0, tuple(buckets))
+    now = time.time()
+    for minute in range(60):
+        metrics.record(MetricsBatch({SeriesKey(name, queue): timings
+                                     for name in HISTORY_CLASSES for queue in QUEUES[:2]}),
+                       now - 60 * minute, DEFAULT_MINUTE_RETENTION, DEFAULT_HOUR_RETENTION)
+    for number in range(1, 6):
+        trails.append(marks["dead"], Attempt(number, now - 60 * number, "retrying",
+                                             "ValueError", f"bad input {number}"))
+
+
 def pages(marks: dict[str, str]) -> list[str]:
     return [
         "/", "/overview?fragment=counters", "/overview?fragment=queues",
@@ -160,6 +202,15 @@ def pages(marks: dict[str, str]) -> list[str]:
         "/schedules", "/schedules?fragment=table", "/workers", "/workers?fragment=cards",
         "/locks", "/locks?fragment=table", f"/locks/where?owner={marks['lock_owner']}",
         "/locks?locate=1",
+        "/history", "/history?fragment=table", "/history?status=failed",
+        f"/history?class={marks['history_class']}", "/history?queue=billing&status=failed",
+        "/history?sort=duration", "/history?sort=duration&order=asc&page=400",
+        "/history?page=1999", f"/history?jid={marks['history_jid']}", "/history?range=1h",
+        "/history?error=declined", "/history?error=no-such-error-text",
+        "/timings", "/timings?fragment=table", "/timings?range=24h&sort=p99",
+        f"/timings/series.json?class={HISTORY_CLASSES[0]}&range=1h",
+        f"/timings/series.json?class={HISTORY_CLASSES[0]}&range=24h",
+        "/overview?days=90", "/overview/daily.json?days=90", "/metrics",
     ]
 
 
@@ -179,13 +230,18 @@ def serve(app: Any) -> tuple[str, uvicorn.Server, threading.Thread]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=100_000)
+    parser.add_argument("--history", type=int, default=50_000,
+                        help="run records in the history (default 50,000)")
     parser.add_argument("--runs", type=int, default=20)
     options = parser.parse_args()
     with tempfile.TemporaryDirectory() as work, RedisServer(
             Path(work), appendonly=False, extra_args=("--save", "")) as server:
-        app = App(redis_url=server.url, namespace=NAMESPACE)
+        app = App(redis_url=server.url, namespace=NAMESPACE,
+                  plugins=("history", "status", "attempts"))
+        load_before = os.getloadavg()
         started = time.perf_counter()
         marks = fill(redis_of(app).client, app, options.jobs)
+        fill_observed(app, options.history, marks)
         filled = time.perf_counter() - started
         timer = ServerTimer(create_app(app))
         url, uvi, thread = serve(timer)
@@ -204,18 +260,23 @@ def main() -> int:
             thread.join(10)
         version = redis_of(app).client.info()["redis_version"]
         app.close()
-    report(timer.samples, pages(marks), options, filled, version)
+    report(timer.samples, pages(marks), options, filled, version,
+           (load_before, os.getloadavg()))
     worst = max(max(samples) for samples in timer.samples.values())
     return 0 if worst < LIMIT_MS else 1
 
 
 def report(samples: dict[str, list[float]], paths: list[str], options: argparse.Namespace,
-           filled: float, redis_version: str) -> None:
-    print(f"Command: `python -m benchmarks.web --jobs {options.jobs} --runs {options.runs}`")
+           filled: float, redis_version: str,
+           loads: tuple[tuple[float, ...], tuple[float, ...]]) -> None:
+    print(f"Command: `python -m benchmarks.web --jobs {options.jobs} --history "
+          f"{options.history} --runs {options.runs}`")
+    before, after = (", ".join(f"{value:.2f}" for value in load) for load in loads)
     print(f"Machine: {platform.processor() or platform.machine()}, "
-          f"{len(__import__('os').sched_getaffinity(0))} CPUs, Python "
-          f"{platform.python_version()}, Redis {redis_version}; "
-          f"{options.jobs:,} jobs written in {filled:.1f} s\n")
+          f"{len(os.sched_getaffinity(0))} CPUs, Python "
+          f"{platform.python_version()}, Redis {redis_version}; load average (1, 5, 15 min) "
+          f"{before} before the run, {after} after it; {options.jobs:,} jobs and "
+          f"{options.history:,} history records written in {filled:.1f} s\n")
     print("| page or fragment | median (ms) | p95 (ms) | max (ms) |")
     print("|---|---|---|---|")
     for path in paths:

@@ -111,7 +111,14 @@ def test_a_sigkilled_child_is_replaced_and_its_jobs_run_again_at_once(
     supervisor = _supervise(fleet, supervisors, 3)
     jids = enqueue_work(make_client(redis_url), [0.5] * 60)
     doomed_pid, doomed_slot, doomed_identity = started_children(supervisor)[0]
-    wait_until(lambda: redis_client.llen(keys.inprogress(doomed_identity)) >= 2, 30,
+
+    def running_in_doomed() -> bool:
+        # Held is not enough: a fetched job may not have started yet. The kill must land
+        # while the ledger shows one of its jobs started and not finished.
+        return any(run.pid == doomed_pid and run.finished is None
+                   for attempts in executions(ledger).values() for run in attempts)
+
+    wait_until(running_in_doomed, 30,
                lambda: f"the child never got busy:\n{supervisor.output()[-3000:]}")
 
     killed_at = time.time()
@@ -126,12 +133,12 @@ def test_a_sigkilled_child_is_replaced_and_its_jobs_run_again_at_once(
     _stop(supervisor)
 
     runs = executions(ledger)
+    assert in_flight, "no job of the killed child was running at the kill"
     rerun_after = [runs[jid][-1].started - killed_at for jid in in_flight]
     print(f"\nSIGKILLed child under the supervisor: {len(in_flight)} jobs in flight; back on "
           f"their queue {back_after:.3f} s after the kill; running again "
           f"{min(rerun_after):.3f} to {max(rerun_after):.3f} s after it "
           f"(orphan threshold {SLOW_ORPHAN_CHECK['orphan_threshold']:.0f} s)")
-    assert in_flight
     slots = [slot for _pid, slot, _identity in started_children(supervisor)]
     assert slots.count(doomed_slot) == 2, "the killed child's slot was not refilled"
     assert f"slot={doomed_slot} exited unexpectedly (killed by SIGKILL)" in supervisor.output()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,12 +25,15 @@ from cogworker.app import App
 from cogworker.redis.server_process import free_port
 from cogworker.web import create_app
 from web.seed import Seeded, seed
+from web.seed_observed import seed_observed
 
 CHROMIUM = os.environ.get("COGWORKER_TEST_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
                  "--no-first-run", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync",
                  "--disable-dev-shm-usage"]
+OBSERVING = ("history", "status", "attempts")
+"""The plugins (off by default) the dashboard tests turn on; metrics is on by default."""
 ARTIFACTS = Path(__file__).resolve().parents[2] / ".artifacts" / "web"
 
 
@@ -72,14 +76,17 @@ def serve(asgi: Any, host: str = "127.0.0.1") -> tuple[str, uvicorn.Server, thre
 @pytest.fixture
 def web_app(redis_url: str, namespace: str, redis_client: redis.Redis) -> Iterator[App]:
     """An App on this test's namespace (deleted afterwards through ``redis_client``)."""
-    application = App(redis_url=redis_url, namespace=namespace)
+    application = App(redis_url=redis_url, namespace=namespace, plugins=OBSERVING)
     yield application
     application.close()
 
 
 @pytest.fixture
 def seeded(web_app: App) -> Seeded:
-    return seed(web_app)
+    now = time.time()
+    out = seed(web_app, now)
+    out.observed = seed_observed(web_app, out, now)
+    return out
 
 
 StartServer = Callable[..., LiveServer]

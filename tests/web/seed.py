@@ -47,6 +47,8 @@ class Seeded:
     cron: list[PeriodicEntry] = field(default_factory=list)
     locks: dict[str, str] = field(default_factory=dict)
     hostile_jid: str = ""
+    observed: Any = None
+    """What ``web.seed_observed.seed_observed`` wrote (an ``Observed``), when it ran."""
 
 
 def _job(klass: str, queue: str, args: list[Any], now: float, **extra: Any) -> dict[str, Any]:

@@ -18,11 +18,14 @@ PAGES = ["/", "/overview", "/jobs", "/jobs?status=running", "/jobs?status=enqueu
          "/jobs?status=retrying", "/jobs?status=scheduled", "/jobs?status=dead",
          "/jobs?q=timeout", "/jobs?status=dead&order=oldest&page=2&per=10", "/schedules",
          "/schedules?sort=job&q=sync", "/workers", "/workers?sort=busy&q=web", "/locks",
-         "/locks?locate=1", "/overview?sort=latency&q=ma"]
+         "/locks?locate=1", "/overview?sort=latency&q=ma", "/overview?days=90", "/history",
+         "/history?status=failed&sort=duration&order=asc", "/history?class=mail.SendWelcome",
+         "/history?error=timeout&range=7d", "/timings", "/timings?range=24h&sort=p99"]
 FRAGMENTS = ["/overview?fragment=counters", "/overview?fragment=queues",
              "/overview?fragment=redis", "/jobs?fragment=table", "/jobs?fragment=detail",
              "/schedules?fragment=table", "/workers?fragment=cards", "/workers/summary",
-             "/locks?fragment=table", "/locks/where?owner=x&kind=push"]
+             "/locks?fragment=table", "/locks/where?owner=x&kind=push",
+             "/history?fragment=table", "/timings?fragment=table"]
 
 
 def jid_fields(html: str) -> list[str]:

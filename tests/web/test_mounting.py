@@ -141,3 +141,33 @@ def test_django_example_for_staff_only(example: object) -> None:
                        headers={**ADMIN, "Sec-Fetch-Site": "same-origin"})
     assert done.status_code == 303
     assert client_of(module.jobs).sismember(keys_of(module.jobs).paused_queues, "mail")
+
+
+def test_new_tabs_and_the_exporter_under_a_prefix_in_asgi_and_wsgi(
+        web_app: App, redis_client: redis.Redis) -> None:
+    from wsgiref.util import setup_testing_defaults
+
+    from cogworker.web.wsgi import forward, wsgi_app
+
+    seed(web_app)
+    host = Starlette(routes=[Mount("/ops/cogworker", create_app(web_app))])
+    url, server, thread = serve(host)
+    try:
+        with httpx.Client(base_url=url) as http:
+            for path in ("/ops/cogworker/history", "/ops/cogworker/timings",
+                         "/ops/cogworker/history?status=failed&sort=duration"):
+                response = http.get(path)
+                assert response.status_code == 200, path
+                check_prefixed(response.text, "/ops/cogworker")
+            scrape = http.get("/ops/cogworker/metrics")
+            assert scrape.status_code == 200 and "cogworker_processed_total" in scrape.text
+    finally:
+        server.should_exit = True
+        thread.join(10)
+    board = wsgi_app(web_app)
+    for path, expected in (("/cogworker/metrics", "cogworker_dead_size"),
+                           ("/cogworker/history", 'action="/cogworker/history"')):
+        environ: dict[str, object] = {"PATH_INFO": path, "REQUEST_METHOD": "GET"}
+        setup_testing_defaults(environ)
+        status, _headers, body = forward(board, environ, "/cogworker")
+        assert status == 200 and expected in body.decode(), path

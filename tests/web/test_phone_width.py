@@ -72,6 +72,10 @@ def tabs(live: LiveServer) -> dict[str, str]:
         "schedules": "/schedules",
         "workers": "/workers",
         "locks": "/locks",
+        "history": "/history",
+        "history-failed": "/history?status=failed&sort=duration",
+        "metrics": "/timings",
+        "metrics-day": "/timings?range=24h&sort=p99",
     }
 
 
@@ -79,8 +83,9 @@ def load(page: Any, url: str, javascript: bool = True) -> None:
     """Open ``url`` and wait for what fills in after the load (charts, lock owners)."""
     page.goto(url)
     page.wait_for_selector("main .card")
-    if javascript and page.locator("[data-cw-chart]").count():
-        page.wait_for_selector(".uplot")
+    if javascript:
+        for index in range(page.locator("[data-cw-chart]").count()):
+            page.locator("[data-cw-chart]").nth(index).locator(".uplot").wait_for()
     if javascript and page.locator("#where-0").count():
         page.wait_for_selector("#where-0 .tag")
 
@@ -141,7 +146,8 @@ def test_the_navigation_fits_and_works_without_javascript(live: LiveServer,
     load(page, live.url + "/", javascript=False)
     assert cut_off(page) == []
     labels = page.locator("nav.tabs a.tab").all_inner_texts()
-    assert labels[:5] == ["Overview", "Jobs", "Schedules", "Workers", "Locks"]
+    assert labels[:7] == ["Overview", "Jobs", "Schedules", "Workers", "History", "Locks",
+                          "Metrics"]
     for label in labels:
         page.locator("nav.tabs a.tab", has_text=label).click()
         current = page.locator("nav.tabs a.tab[aria-current=page]")

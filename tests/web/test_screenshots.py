@@ -21,6 +21,9 @@ TABS = {
     "schedules": ("/schedules", "#schedules-table"),
     "workers": ("/workers", "#workers-cards"),
     "locks": ("/locks", "#locks-table"),
+    "history": ("/history", "#history-table"),
+    "history-failed": ("/history?status=failed&sort=duration", "#history-table"),
+    "metrics": ("/timings", "#metrics-table"),
 }
 
 
@@ -36,7 +39,12 @@ def test_every_tab_renders_and_is_captured(live: LiveServer, new_page: NewPage,
             page.click("#jobs-table tbody tr:first-child a.job-class")
             page.wait_for_selector("#jobs-detail")
         if name == "overview":
-            page.wait_for_selector(".uplot")
+            page.wait_for_selector("#chart-throughput-canvas .uplot")
+            page.wait_for_selector("#chart-daily-canvas .uplot")
+        if name == "metrics":
+            page.wait_for_selector("#chart-latency-canvas .uplot")
+        if name == "history-failed":
+            page.click("#history-table details.run-error summary")
         if name == "locks":
             page.wait_for_selector("#where-0 .tag")
         overflow: Any = page.evaluate(

@@ -17,7 +17,13 @@ from cogworker.web.security import sign, valid_token
 from cogworker.web.server import UnsafeBindError, check_bind, is_loopback
 from helpers.redis_access import client_of, keys_of
 from web.conftest import LiveServer, StartServer
-from web.seed import Seeded
+from web.seed import HOSTILE, Seeded
+from web.seed_observed import HOSTILE_RUN_JID, Observed
+
+
+def observed_of(seeded: Seeded) -> Observed:
+    assert isinstance(seeded.observed, Observed)
+    return seeded.observed
 
 
 def token_of(http: httpx.Client) -> str:
@@ -113,6 +119,9 @@ def test_the_authorize_hook_decides_who_sees_and_who_acts(web_app: App,
                          headers={"x-user": "admin", "Sec-Fetch-Site": "same-origin"}
                          ).status_code == 303
         assert http.get("/static/app.css").status_code == 200  # assets need no login
+        for path in ("/metrics", "/history", "/timings", "/timings/series.json?class=x"):
+            assert http.get(path, headers={"x-user": "nobody"}).status_code == 403, path
+            assert http.get(path, headers={"x-user": "viewer"}).status_code == 200, path
     assert paused(live)
 
 
@@ -130,3 +139,26 @@ def test_a_public_address_needs_an_auth_plugin_or_an_explicit_flag(caplog: Any) 
         check_bind("0.0.0.0", [], insecure_no_auth=False)
     check_bind("0.0.0.0", [], insecure_no_auth=True)
     assert "no authentication" in caplog.text
+
+
+# -- the History and Metrics tabs, the job detail's trail, /metrics -----------------------
+
+
+def test_hostile_text_is_escaped_in_history_metrics_and_detail(http: httpx.Client,
+                                                               seeded: Seeded) -> None:
+    pages = [http.get(path).text for path in (
+        "/history", f"/history?jid={HOSTILE_RUN_JID}", "/history?error=alert",
+        "/timings", "/timings?sort=class", f"/timings?class={HOSTILE[0]}",
+        f"/jobs?status=retrying&selected={observed_of(seeded).trail_jid}&in=retrying",
+        f"/history?class={HOSTILE[1]}")]
+    for html in pages:
+        for hostile in HOSTILE:
+            assert hostile not in html
+        assert "<img" not in html and "<script>" not in html
+    assert all("&lt;script&gt;alert(1)&lt;/script&gt;" in html for html in pages[:4])
+
+
+def test_new_pages_take_no_unsafe_requests(http: httpx.Client) -> None:
+    for path in ("/history", "/timings", "/metrics", "/overview/daily.json"):
+        assert http.post(path, headers={"Sec-Fetch-Site": "cross-site"}).status_code == 403
+        assert http.post(path, headers={"Sec-Fetch-Site": "same-origin"}).status_code == 405

@@ -30,7 +30,8 @@ from cogworker.core.errors import ConfigurationError, PluginError
 @handle_errors
 def web_command(host: str, port: int, read_only: bool, insecure_no_auth: bool,
                 plugins: tuple[str, ...], **options: Any) -> None:
-    """Serve the dashboard (Overview, Jobs, Schedules, Workers, Locks) on HOST:PORT."""
+    """Serve the dashboard (Overview, Jobs, Schedules, Workers, History, Locks, Metrics) on
+    HOST:PORT, with the Prometheus exporter at /metrics."""
     try:
         from cogworker.web.server import UnsafeBindError, serve
         from cogworker.web.settings import WebSettings

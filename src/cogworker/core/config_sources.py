@@ -18,8 +18,6 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-import yaml
-
 from cogworker.core.config_layers import Layer, settings_from_layers
 from cogworker.core.errors import ConfigurationError
 from cogworker.core.settings import Settings, unknown_setting_error
@@ -249,6 +247,8 @@ def _toml_layer(path: Path, text: str) -> Layer:
 
 
 def _yaml_layer(path: Path, text: str, environ: Mapping[str, str]) -> Layer:
+    import yaml  # only here: a process without a YAML config never pays its import
+
     source = str(path)
     expanded = expand_environment(text, environ, source=source)
     try:

@@ -61,10 +61,17 @@ class Child:
             self.send(signal.SIGTERM)
 
 
-def spawn(slot: int, command: Sequence[str], supervisor: str) -> Child:
-    """Start a child in ``slot``; its identity is known from here on."""
+def spawn(slot: int, command: Sequence[str], supervisor: str,
+          environment: Mapping[str, str | None] | None = None) -> Child:
+    """Start a child in ``slot``; its identity is known from here on. ``environment``
+    changes the inherited environment (a None value removes the variable)."""
     suffix = lineage.new_identity_suffix()
     env = {**os.environ, **lineage.child_environment(supervisor, suffix)}
+    for name, value in (environment or {}).items():
+        if value is None:
+            env.pop(name, None)
+        else:
+            env[name] = value
     process = subprocess.Popen(list(command), env=env)
     host = os.environ.get("DYNO") or socket.gethostname()
     return Child(slot, process, f"{host}:{process.pid}:{suffix}")

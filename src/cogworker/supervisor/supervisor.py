@@ -24,6 +24,7 @@ from cogworker.supervisor import relay
 from cogworker.supervisor.backoff import CrashStreak
 from cogworker.supervisor.children import Child, resident_memory_mb, spawn
 from cogworker.supervisor.hard_limits import HardLimits
+from cogworker.supervisor.notify_relay import NotifyRelay
 from cogworker.supervisor.phased import PhasedRestart
 from cogworker.supervisor.recovery import ChildRecovery
 from cogworker.supervisor.vouching import Vouching
@@ -70,6 +71,7 @@ class Supervisor:
         self._phased = PhasedRestart()
         self.hard_limits = HardLimits(app)
         self.vouching = Vouching(app)
+        self.notify = NotifyRelay.from_environment(options.processes)
         self._checked = 0.0
 
     def run(self) -> int:
@@ -87,6 +89,7 @@ class Supervisor:
         finally:
             installed.restore()
             self.recovery.close()
+            self.notify.close()
 
     def tick(self) -> None:
         """One round of the loop (waits up to :data:`TICK` for a signal token)."""
@@ -95,6 +98,7 @@ class Supervisor:
         while not self.tokens.empty():
             self._handle(self.tokens.get_nowait())
         self._reap()
+        self.notify.poll(self.children.keys())
         self.recovery.retry_pending()
         now = time.monotonic()
         if self.vouching.due(now):
@@ -128,6 +132,7 @@ class Supervisor:
         logger.info("supervisor: stop signal received, stopping %d child(ren) (SIGKILL "
                     "after %.0fs)", len(self.children), self.options.grace)
         self.stopping = True
+        self.notify.stopping()
         self._slots.respawn_at.clear()
         self._phased.cancel()
         for child in self.children.values():
@@ -143,7 +148,7 @@ class Supervisor:
 
     # children ---------------------------------------------------------------------------
     def _start(self, slot: int) -> Child:
-        child = spawn(slot, self.command, self.identity)
+        child = spawn(slot, self.command, self.identity, self.notify.child_environment())
         self.children[child.pid] = child
         logger.info("supervisor: started child pid=%d slot=%d identity=%s", child.pid, slot,
                     child.identity)

@@ -13,7 +13,7 @@ from starlette.routing import BaseRoute, Mount
 from starlette.staticfiles import StaticFiles
 
 from cogworker.core.errors import BrokerUnavailableError, PluginError
-from cogworker.web import builtin
+from cogworker.web import builtin, exporter
 from cogworker.web.access import AccessMiddleware
 from cogworker.web.extension import Dashboard, Tab, dashboard
 from cogworker.web.render import Renderer
@@ -72,6 +72,7 @@ def create_app(app: App, settings: WebSettings | None = None, **options: Any) ->
     ]
     for tab in tabs:
         routes.extend(tab.routes)
+    routes.append(exporter.route())
     web = Starlette(
         routes=routes,
         middleware=[Middleware(SecurityMiddleware, secret=settings.secret,

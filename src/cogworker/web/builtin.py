@@ -19,7 +19,8 @@ PLUGIN_NAME = "web-tabs"
 
 @hookimpl
 def cogworker_web_tabs(app: App) -> list[Tab]:
-    """Overview, Jobs, Schedules, Workers and Locks."""
-    from cogworker.web.pages import jobs, locks, overview, schedules, workers
+    """Overview, Jobs, Schedules, Workers, History, Locks and Metrics."""
+    from cogworker.web.pages import history, jobs, locks, metrics, overview, schedules, workers
 
-    return [module.tab() for module in (overview, jobs, schedules, workers, locks)]
+    return [module.tab() for module in (overview, jobs, schedules, workers, history, locks,
+                                        metrics)]

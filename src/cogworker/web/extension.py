@@ -46,7 +46,7 @@ class Tab:
     :param label: the text in the navigation.
     :param routes: Starlette routes, paths relative to the dashboard's prefix.
     :param icon: an icon of the dashboard's sprite (``stack``, ``cpu``...).
-    :param order: place in the navigation (built-ins use 10 to 50).
+    :param order: place in the navigation (built-ins use 10 to 60).
     :param templates: a folder of the plugin's Jinja templates, searched after the
         dashboard's own (name them ``<tab name>/...`` so they never clash).
     :param path: the link, when it is not ``/<name>``.

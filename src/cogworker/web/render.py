@@ -68,6 +68,17 @@ def number(value: int | float | None) -> str:
         else f"{value:,.1f}"
 
 
+def milliseconds(value: float | None) -> str:
+    """A duration in ms: ``0.4ms``, ``12ms``, ``3.2s`` (``n/a`` for none)."""
+    if value is None:
+        return "n/a"
+    if value < 10:
+        return f"{value:.1f}ms"
+    if value < 1000:
+        return f"{value:.0f}ms"
+    return f"{value / 1000:.1f}s"
+
+
 def megabytes(kilobytes: int | None) -> str:
     """Resident memory as ``123.4 MB`` (``n/a`` when unknown)."""
     return "n/a" if kilobytes is None else f"{kilobytes / 1024:.1f} MB"
@@ -101,7 +112,8 @@ class Renderer:
             trim_blocks=True, lstrip_blocks=True,
         )
         self.env.filters.update(span=span, relative=relative, number=number,
-                                megabytes=megabytes, pretty_json=pretty_json)
+                                megabytes=megabytes, pretty_json=pretty_json,
+                                ms=milliseconds)
         self.env.globals.update(icon=_icon, ts=self.timestamp, percent=percent,
                                 now=time.time, merged=merged, version=__version__)
 

@@ -8,9 +8,9 @@ begins. One datagram each, with the standard library: no dependency. Without
 ``NOTIFY_SOCKET`` every call does nothing. A send that fails is logged once and never
 stops the worker: the service manager's own timeouts then say what is wrong.
 
-A supervised child (``run -P``) sends ``READY=1`` and ``WATCHDOG=1`` too (the unit needs
-``NotifyAccess=all``) but never ``STOPPING=1``: a child replaced by its supervisor does not
-mean the service stops.
+A supervised child (``run -P``) sends ``READY=1`` and ``WATCHDOG=1`` to its supervisor,
+which passes them on (:mod:`cogworker.supervisor.notify_relay`), but never ``STOPPING=1``:
+a child replaced by its supervisor does not mean the service stops.
 """
 
 from __future__ import annotations
@@ -64,18 +64,19 @@ class ServiceNotifier:
         """The worker fetches now (``Type=notify`` waits for this)."""
         # No MAINPID: systemd knows the process it started, and from a supervised child it
         # would make the child the service's main process.
-        self._send("READY=1\nSTATUS=fetching jobs")
+        self.send("READY=1\nSTATUS=fetching jobs")
 
     def watchdog(self) -> None:
         """A successful heartbeat (``WatchdogSec=`` expects one within its period)."""
-        self._send("WATCHDOG=1")
+        self.send("WATCHDOG=1")
 
     def stopping(self) -> None:
         """A graceful stop begins (running jobs are finishing)."""
         if self._send_stopping:
-            self._send("STOPPING=1\nSTATUS=stopping: finishing running jobs")
+            self.send("STOPPING=1\nSTATUS=stopping: finishing running jobs")
 
-    def _send(self, message: str) -> None:
+    def send(self, message: str) -> None:
+        """Send one notification (newline-separated ``KEY=VALUE`` fields)."""
         if self.address is None:
             return
         with self._lock:

@@ -29,14 +29,15 @@ def cogworker_web_tabs(app: PluginHost) -> Sequence[object] | None:
     :param app: the application the dashboard shows.
 
     Return a list of :class:`cogworker.web.Tab` (or None). The navigation lists every tab
-    by its ``order`` (built-ins use 10 to 50; the default 100 puts a plugin's tab after
+    by its ``order`` (built-ins use 10 to 60; the default 100 puts a plugin's tab after
     them), then its label. Routes are mounted under the dashboard's prefix; a tab name
     claimed twice is an error naming both.
 
     Failure policy: propagates (the dashboard does not start with a broken tab).
 
-    Implemented by builtin: web-tabs (Overview, Jobs, Schedules, Workers, Locks; the
-    dashboard registers it itself when it is built), batches (the Batches tab).
+    Implemented by builtin: web-tabs (Overview, Jobs, Schedules, Workers, History, Locks,
+    Metrics; the dashboard registers it itself when it is built), batches (the Batches
+    tab).
 
     Example::
 

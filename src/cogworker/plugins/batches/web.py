@@ -51,4 +51,4 @@ def batch_page(request: Request) -> Response:
 
 def tab() -> Tab:
     routes = [Route("/batches", batches_page), Route("/batches/{bid}", batch_page)]
-    return Tab("batches", "Batches", routes, icon="queue", order=60, templates=TEMPLATES)
+    return Tab("batches", "Batches", routes, icon="queue", order=70, templates=TEMPLATES)

@@ -16,6 +16,7 @@ from cogworker.api.job_pages import list_jobs, search_jobs
 from cogworker.api.job_rows import STATUSES, Status
 from cogworker.web.actions import Form, Outcome, action_route, float_field, int_field
 from cogworker.web.extension import Dashboard, Tab, dashboard
+from cogworker.web.plugin_state import plugin_off
 from cogworker.web.query import Pager, choice_param, text_param
 
 N = TypeVar("N", int, float)
@@ -67,7 +68,19 @@ def _context(board: Dashboard, request: Request) -> dict[str, Any]:
         "tab": "jobs", "path": "/jobs", "state": state, "page": page,
         "pager": replace(pager, total=page.total or 0), "selected": selected,
         "selected_jid": selected_jid, "statuses": STATUS_CHOICES, "labels": STATUS_LABELS,
+        **_observed(board, selected_jid),
     }
+
+
+def _observed(board: Dashboard, jid: str) -> dict[str, Any]:
+    """The selected job's live status and failure trail (read even when the plugins are off
+    here: workers elsewhere may record them), and which plugin is off when there is none."""
+    app = board.app
+    live_status = app.status(jid) if jid else None
+    attempts = app.attempts(jid) if jid else []
+    return {"live_status": live_status, "attempts": attempts,
+            "status_off": plugin_off(app, "status") if live_status is None else None,
+            "attempts_off": plugin_off(app, "attempts") if not attempts else None}
 
 
 def jobs(request: Request) -> Response:

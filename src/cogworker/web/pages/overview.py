@@ -16,6 +16,7 @@ from cogworker.api.queues import Queue
 from cogworker.api.sorted_sets import RetrySet
 from cogworker.api.stats import Stats
 from cogworker.web.actions import Form, Outcome, action_route
+from cogworker.web.daily_runs import PERIODS, daily_runs
 from cogworker.web.extension import Dashboard, Tab, dashboard
 from cogworker.web.query import Pager, choice_param, text_param
 
@@ -38,12 +39,18 @@ class ChartPanel:
     data_path: str
     series: tuple[tuple[str, str], ...]
     """(key in the JSON, label) per line."""
+    tip: str = "%H:00"
+    """How the pointer's label shows a point's time (strftime, browser-local)."""
 
 
-CHARTS = (
-    ChartPanel("throughput", "Throughput, last 24 hours", "/overview/throughput.json",
-               (("processed", "Processed"), ("failed", "Failed"))),
-)
+THROUGHPUT = ChartPanel("throughput", "Throughput, last 24 hours", "/overview/throughput.json",
+                        (("processed", "Processed"), ("failed", "Failed")))
+
+
+def daily_panel(days: int) -> ChartPanel:
+    return ChartPanel("daily", f"Runs per day, last {days} days",
+                      f"/overview/daily.json?days={days}",
+                      (("success", "Succeeded"), ("failed", "Failed")), tip="%a %d %b")
 
 
 def _context(board: Dashboard, request: Request) -> dict[str, Any]:
@@ -55,14 +62,21 @@ def _context(board: Dashboard, request: Request) -> dict[str, Any]:
     page = queue_page(app, query=query, sort=sort, offset=pager.offset, limit=pager.per_page)
     info = stats.redis_info()
     throughput = stats.throughput(24)
+    days = _days(request)
     return {
         "tab": "overview", "path": "/overview",
-        "state": {"q": query, "sort": sort, "per": pager.per_page, "page": pager.page},
+        "state": {"q": query, "sort": sort, "per": pager.per_page, "page": pager.page,
+                  "days": days},
         "counts": job_counts(app), "processed": stats.processed, "failed": stats.failed,
         "queues": page, "pager": replace(pager, total=page.total),
         "redis": [(label, info.get(name, "n/a")) for label, name in REDIS_FIELDS],
-        "charts": CHARTS, "throughput": throughput,
+        "charts": (THROUGHPUT, daily_panel(days)), "throughput": throughput,
+        "daily": daily_runs(app, days), "periods": PERIODS,
     }
+
+
+def _days(request: Request) -> int:
+    return int(choice_param(request, "days", tuple(str(n) for n in PERIODS), "7"))
 
 
 def overview(request: Request) -> Response:
@@ -79,6 +93,13 @@ def throughput_data(request: Request) -> Response:
                          "processed": [p["processed"] for p in points],
                          "failed": [p["failed"] for p in points]},
                         headers={"cache-control": "no-store"})
+
+
+def daily_data(request: Request) -> Response:
+    """Runs per UTC day: ``{"source": "history"|"counters", "labels": [...ISO days],
+    "success": [...], "failed": [...]}`` for ``?days=`` 7, 30 or 90."""
+    runs = daily_runs(dashboard(request).app, _days(request))
+    return JSONResponse(runs.to_json(), headers={"cache-control": "no-store"})
 
 
 def _pause(board: Dashboard, request: Request, form: Form) -> Outcome:
@@ -110,6 +131,7 @@ def tab() -> Tab:
     routes = [
         Route("/", overview), Route("/overview", overview),
         Route("/overview/throughput.json", throughput_data),
+        Route("/overview/daily.json", daily_data),
         action_route("/queues/pause", _pause, "/overview"),
         action_route("/queues/resume", _resume, "/overview"),
         action_route("/queues/retry_all", _retry_all, "/overview"),

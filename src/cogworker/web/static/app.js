@@ -110,32 +110,40 @@
     var grid = { stroke: cssVar("--border"), width: 1 };
     var axis = { stroke: cssVar("--muted"), grid: grid, ticks: { show: false },
       font: "11px Inter, system-ui, sans-serif" };
-    var colors = [cssVar("--accent"), cssVar("--bad")];
+    var lines = el.getAttribute("data-cw-kind") === "lines";
+    var unit = el.getAttribute("data-cw-unit") || "";
+    var colors = lines ? [cssVar("--ok"), cssVar("--warn"), cssVar("--bad")]
+      : [cssVar("--accent"), cssVar("--bad")];
     var series = [{}];
     labels.forEach(function (label, index) {
       var color = colors[index % colors.length];
-      series.push(index === 0
+      series.push(index === 0 && !lines
         ? { label: label, stroke: color, fill: color + "55", width: 0,
             paths: window.uPlot.paths.bars({ size: [0.7, 40] }), points: { show: false } }
-        : { label: label, stroke: color, width: 2, points: { show: false } });
+        : { label: label, stroke: color, width: 2, points: { show: false }, spanGaps: lines });
     });
     return {
       width: Math.max(el.clientWidth, 200), height: el.clientHeight || 220,
       legend: { show: false }, cursor: { drag: { x: false, y: false }, points: { show: false } },
       scales: { x: { time: true }, y: { range: function (u, min, max) { return [0, Math.max(4, max * 1.1)]; } } },
-      axes: [axis, Object.assign({}, axis, { size: 48, values: function (u, v) { return v.map(fmt); } })],
+      axes: [axis, Object.assign({}, axis, { size: 56, values: function (u, v) { return v.map(function (n) { return fmt(n) + unit; }); } })],
       series: series,
-      hooks: { setCursor: [function (u) { showTip(el, u, labels); }] },
+      hooks: { setCursor: [function (u) { showTip(el, u, labels, unit); }] },
     };
   }
 
-  function showTip(el, u, labels) {
+  function showTip(el, u, labels, unit) {
     var tip = el.querySelector(".chart-tip");
     var i = u.cursor.idx;
     if (!tip) { return; }
     if (i === null || i === undefined) { tip.textContent = ""; return; }
-    var parts = [strftime(new Date(u.data[0][i] * 1000), "%H:00")];
-    labels.forEach(function (label, index) { parts.push(fmt(u.data[index + 1][i]) + " " + label.toLowerCase()); });
+    var parts = [strftime(new Date(u.data[0][i] * 1000), el.getAttribute("data-cw-tip") || "%H:00")];
+    labels.forEach(function (label, index) {
+      var value = u.data[index + 1][i];
+      parts.push(value === null || value === undefined ? label + " n/a"
+        : unit ? label + " " + fmt(Math.round(value * 10) / 10) + unit
+          : fmt(value) + " " + label.toLowerCase());
+    });
     tip.textContent = parts.join(" · ");
   }
 
