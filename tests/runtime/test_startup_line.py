@@ -45,6 +45,6 @@ def test_the_startup_line_names_everything_but_the_password(
     assert fields["concurrency"] == "3"
     assert fields["queues"] == "critical:3,default:1"
     assert fields["fetch"] == "basic"
-    assert fields["plugins"] == "basic,metrics,periodic-locks,redis,unique"
+    assert fields["plugins"] == "basic,batches,metrics,periodic-locks,redis,unique"
     assert fields["redis"] == f"redis://127.0.0.1:{server.port}/0"
     assert PASSWORD not in log
