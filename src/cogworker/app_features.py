@@ -8,21 +8,23 @@ never asks pays nothing for it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
+    from cogworker.api.batches import Batches
     from cogworker.api.cancel import CancelResult
     from cogworker.api.history import History
     from cogworker.api.limits import Limits
     from cogworker.api.status import JobStatus
     from cogworker.app import App
     from cogworker.core.broker import Attempt
+    from cogworker.plugins.batches import Batch
     from cogworker.plugins.limits.limiter import Limiter
 
 
 class AppFeatures:
-    """``app.cancel``, ``app.status``, ``app.attempts``, ``app.limiter``, ``app.limits``,
-    ``app.history``."""
+    """``app.cancel``, ``app.status``, ``app.attempts``, ``app.batch``, ``app.batches``,
+    ``app.limiter``, ``app.limits``, ``app.history``."""
 
     @property
     def _app(self) -> App:
@@ -69,3 +71,18 @@ class AppFeatures:
         from cogworker.api.history import History
 
         return History(self._app)
+
+    def batch(self, description: str = "", *, on_success: Any = None, on_complete: Any = None,
+              on_death: Any = None, callback_queue: str | None = None) -> Batch:
+        """``with app.batch(...) as batch:``: jobs pushed inside join a batch (``batches``)."""
+        from cogworker.plugins.batches import Batch
+
+        return Batch(self._app, description=description, on_success=on_success,
+                     on_complete=on_complete, on_death=on_death, callback_queue=callback_queue)
+
+    @property
+    def batches(self) -> Batches:
+        """The batches the ``batches`` plugin keeps (:mod:`cogworker.api.batches`)."""
+        from cogworker.api.batches import Batches
+
+        return Batches(self._app)

@@ -60,6 +60,7 @@ BUILTIN_MODULES = {
     "metrics": "cogworker.plugins.metrics",
     "cancel": "cogworker.plugins.cancel",
     "limits": "cogworker.plugins.limits",
+    "batches": "cogworker.plugins.batches",
 }
 
 

@@ -9,6 +9,7 @@ import redis
 
 from cogworker import __version__
 from cogworker.core.payload import new_jid
+from cogworker.core.settings import DEFAULT_PLUGINS
 from cogworker.redis.keys import KeySchema
 from helpers.redis_servers import RedisServerFactory
 from helpers.workers import Ledger, wait_until
@@ -45,6 +46,6 @@ def test_the_startup_line_names_everything_but_the_password(
     assert fields["concurrency"] == "3"
     assert fields["queues"] == "critical:3,default:1"
     assert fields["fetch"] == "basic"
-    assert fields["plugins"] == "basic,limits,metrics,periodic-locks,redis,unique"
+    assert fields["plugins"] == ",".join(sorted({"basic", *DEFAULT_PLUGINS}))
     assert fields["redis"] == f"redis://127.0.0.1:{server.port}/0"
     assert PASSWORD not in log

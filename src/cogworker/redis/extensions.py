@@ -14,6 +14,7 @@ import redis
 
 from cogworker.core.broker import (
     ATTEMPTS,
+    BATCHES,
     CANCELLATIONS,
     HISTORY,
     LIMITS,
@@ -22,6 +23,7 @@ from cogworker.core.broker import (
     Extension,
 )
 from cogworker.redis.attempts_store import RedisAttemptStore
+from cogworker.redis.batch_store import RedisBatchStore
 from cogworker.redis.cancel_store import RedisCancellationStore
 from cogworker.redis.history_store import RedisHistoryStore
 from cogworker.redis.keys import KeySchema
@@ -41,4 +43,5 @@ def build_extensions(client: redis.Redis, keys: KeySchema,
     extensions[METRICS] = RedisMetricsStore(client, keys, scripts)
     extensions[CANCELLATIONS] = RedisCancellationStore(client, keys, scripts)
     extensions[LIMITS] = RedisLimitStore(client, keys, scripts)
+    extensions[BATCHES] = RedisBatchStore(client, keys, scripts)
     return extensions

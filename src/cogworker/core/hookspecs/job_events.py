@@ -53,13 +53,40 @@ def cogworker_job_died(app: PluginHost, job: Payload, exception: BaseException) 
     Failure policy: isolated.
 
     Implemented by builtin: status (``failed``), attempts (a ``dead`` or ``killed`` entry;
-    the engine releases locks itself before this).
+    the engine releases locks itself before this), batches (a death in the job's batch).
 
     Example::
 
         @cogworker.hookimpl
         def cogworker_job_died(app, job, exception):
             alert(job["class"], exception)
+    """
+
+
+@hookspec
+def cogworker_before_ack(app: PluginHost, raws: Sequence[str]) -> None:
+    """Finished jobs are about to be acknowledged (dropped from where the fetcher holds
+    them), in one batch.
+
+    Called by the worker on the thread that acknowledges (the ack batcher's, usually),
+    before the acknowledgement, also when an acknowledgement is retried. What a plugin
+    must have written before a job is forgotten belongs here: a crash before the
+    acknowledgement runs the job again, so the write may happen twice and must be
+    idempotent. Gather the writes into one broker call: the batch is up to 200 jobs.
+
+    :param app: the application.
+    :param raws: the exact stored texts of the jobs (as fetched).
+
+    Failure policy: propagates: the jobs are not acknowledged, and the acknowledgement
+    (with this hook) is retried as a failed acknowledgement is.
+
+    Implemented by builtin: batches (the settles of the batch jobs that succeeded).
+
+    Example::
+
+        @cogworker.hookimpl
+        def cogworker_before_ack(app, raws):
+            ledger.write_many(raws)  # idempotent: a re-run job may come again
     """
 
 
@@ -77,7 +104,8 @@ def cogworker_job_expired(app: PluginHost, job: Payload, late: float) -> None:
     Failure policy: isolated.
 
     Implemented by builtin: status (``expired``), history (an ``expired`` record), metrics
-    (a count per class).
+    (a count per class), batches (counts as a success in the job's batch, as in Sidekiq
+    Pro).
 
     Example::
 
@@ -106,7 +134,7 @@ def cogworker_job_cancelled(app: PluginHost, job: Payload, when: str) -> None:
 
     Implemented by builtin: status (``cancelled``), history (a ``cancelled`` record for a
     job that never ran; a run that was stopped is recorded by its middleware), metrics (a
-    count per class).
+    count per class), batches (a cancelled member counts as dead).
 
     Example::
 
@@ -129,7 +157,8 @@ def cogworker_job_discarded(app: PluginHost, job: Payload, exception: BaseExcept
 
     Failure policy: isolated.
 
-    Implemented by builtin: ``status`` (``failed``), ``attempts`` (a ``discarded`` entry).
+    Implemented by builtin: ``status`` (``failed``), ``attempts`` (a ``discarded`` entry),
+    ``batches`` (counts as a death in the job's batch).
 
     Example::
 

@@ -23,7 +23,8 @@ def cogworker_startup(worker: WorkerHandle) -> None:
 
     Implemented by builtin: status, history, metrics (each starts its once-a-second
     writer), cancel (loads the live cancellations, starts listening for new ones), limits
-    (registers the declared limiters, for ``cogworker limits``).
+    (registers the declared limiters, for ``cogworker limits``), batches (settles
+    successes with the acks from now on).
 
     Example::
 
@@ -42,7 +43,8 @@ def cogworker_heartbeat(worker: WorkerHandle) -> None:
     Failure policy: isolated; a failing implementation never fails the beat.
 
     Implemented by builtin: unique, periodic-locks (retry deferred releases, keep locks),
-    limits (renews the leases of the concurrency slots this process holds, one call).
+    limits (renews the leases of the concurrency slots this process holds, one call),
+    batches (re-reads the cancelled batches).
 
     Example::
 
@@ -63,7 +65,7 @@ def cogworker_shutdown(worker: WorkerHandle) -> None:
 
     Implemented by builtin: unique, periodic-locks (a last try at deferred releases),
     status (running jobs become ``interrupted``; its last write), history, metrics (their
-    last write), cancel (stops listening).
+    last write), cancel (stops listening), batches (settles at once again).
 
     Example::
 

@@ -30,7 +30,7 @@ def cogworker_client_middleware(app: PluginHost) -> ClientMiddleware | None:
 
     Implemented by builtin: status (``queued``/``scheduled`` after the push), otel (the
     ``send <queue>`` span, which writes the payload's ``otel`` field; unique locks have
-    their own hooks, called first).
+    their own hooks, called first), batches (holds the pushes of an open batch block).
 
     Example::
 
@@ -62,7 +62,8 @@ def cogworker_server_middleware(app: PluginHost) -> ServerMiddleware | None:
     ``process <queue>`` span), cancel (``trylast``: innermost; each run's cancellation
     signal, and ``JobCancelled`` out of a run that was told to stop), limits (a
     ``wrapper``: when some job declares limits, its middleware goes first, outside every
-    other, so an over-limit job is no run for them).
+    other, so an over-limit job is no run for them), batches (settles a batch job's
+    failure; skips a cancelled batch's jobs).
 
     Example::
 

@@ -49,9 +49,8 @@ def cogworker_configure(app: PluginHost) -> None:
     Failure policy: propagates (a plugin that cannot configure itself stops start-up).
 
     Implemented by builtin: unique, periodic-locks (their per-app state), reliable, redis,
-    status, attempts, history, metrics, cancel, limits (each checks its ``plugin_options``),
-    otel
-    (its options, and the ``cogworker[otel]`` extra it needs).
+    status, attempts, history, metrics, cancel, limits, batches (each checks its
+    ``plugin_options``), otel (its options, and the ``cogworker[otel]`` extra it needs).
 
     Example::
 

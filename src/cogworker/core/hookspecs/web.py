@@ -36,7 +36,8 @@ def cogworker_web_tabs(app: PluginHost) -> Sequence[object] | None:
     Failure policy: propagates (the dashboard does not start with a broken tab).
 
     Implemented by builtin: web-tabs (Overview, Jobs, Schedules, Workers, History, Locks,
-    Metrics; the dashboard registers it itself when it is built).
+    Metrics; the dashboard registers it itself when it is built), batches (the Batches
+    tab).
 
     Example::
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from cogworker.core.broker import (
     ATTEMPTS,
+    BATCHES,
     CANCELLATIONS,
     HISTORY,
     LIMITS,
@@ -19,6 +20,7 @@ from cogworker.core.broker import (
     Extension,
 )
 from cogworker.testing.memory_broker.attempts import MemoryAttemptStore
+from cogworker.testing.memory_broker.batches import MemoryBatchStore
 from cogworker.testing.memory_broker.cancellation import MemoryCancellationStore
 from cogworker.testing.memory_broker.history import MemoryHistory
 from cogworker.testing.memory_broker.limits import MemoryLimitStore
@@ -36,4 +38,5 @@ def build_extensions(state: MemoryState) -> dict[Extension[Any], object]:
     extensions[METRICS] = MemoryMetrics(state)
     extensions[CANCELLATIONS] = MemoryCancellationStore(state)
     extensions[LIMITS] = MemoryLimitStore(state)
+    extensions[BATCHES] = MemoryBatchStore(state)
     return extensions
