@@ -12,11 +12,12 @@ from typing import Any
 
 import redis
 
-from cogworker.core.broker import ATTEMPTS, HISTORY, METRICS, STATUS, Extension
+from cogworker.core.broker import ATTEMPTS, HISTORY, METRICS, RESULTS, STATUS, Extension
 from cogworker.redis.attempts_store import RedisAttemptStore
 from cogworker.redis.history_store import RedisHistoryStore
 from cogworker.redis.keys import KeySchema
 from cogworker.redis.metrics_store import RedisMetricsStore
+from cogworker.redis.results_store import RedisResultStore
 from cogworker.redis.scripts import Scripts
 from cogworker.redis.status_store import RedisStatusStore
 
@@ -29,4 +30,5 @@ def build_extensions(client: redis.Redis, keys: KeySchema,
     extensions[ATTEMPTS] = RedisAttemptStore(client, keys)
     extensions[HISTORY] = RedisHistoryStore(client, keys, scripts)
     extensions[METRICS] = RedisMetricsStore(client, keys, scripts)
+    extensions[RESULTS] = RedisResultStore(client, keys, scripts)
     return extensions

@@ -201,6 +201,15 @@ class KeySchema:
     def status_bucket(self, bucket: int) -> str:
         """The hash of the statuses written in one time bucket (jid -> JSON record)."""
         return self._k("status", str(bucket))
+    # workflows (see cogworker.redis.results_store) ------------------------------------
+    def result(self, jid: str) -> str:
+        """The stored result (JSON text) of the workflow step ``jid``."""
+        return self._k("result", jid)
+
+    def workflow(self, workflow_id: str) -> str:
+        """The record (hash) of workflow ``workflow_id``."""
+        return self._k("workflow", workflow_id)
+
     # run history (see cogworker.redis.history_store) ------------------------------------
     @property
     def history_runs(self) -> str:

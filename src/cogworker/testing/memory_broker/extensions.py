@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from cogworker.core.broker import ATTEMPTS, HISTORY, METRICS, STATUS, Extension
+from cogworker.core.broker import ATTEMPTS, HISTORY, METRICS, RESULTS, STATUS, Extension
 from cogworker.testing.memory_broker.attempts import MemoryAttemptStore
 from cogworker.testing.memory_broker.history import MemoryHistory
 from cogworker.testing.memory_broker.metrics import MemoryMetrics
+from cogworker.testing.memory_broker.results import MemoryResultStore
 from cogworker.testing.memory_broker.state import MemoryState
 from cogworker.testing.memory_broker.status import MemoryStatusStore
 
@@ -24,4 +25,5 @@ def build_extensions(state: MemoryState) -> dict[Extension[Any], object]:
     extensions[ATTEMPTS] = MemoryAttemptStore(state)
     extensions[HISTORY] = MemoryHistory(state)
     extensions[METRICS] = MemoryMetrics(state)
+    extensions[RESULTS] = MemoryResultStore(state)
     return extensions
