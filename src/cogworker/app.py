@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from cogworker.core.periodic_types import PeriodicEntry
     from cogworker.core.settings import Settings
     from cogworker.testing.modes import Testing
+    from cogworker.workflows.results import JobResult
 
 logger = logging.getLogger(__name__)
 
@@ -381,6 +382,13 @@ class App:
         from cogworker.api.status import job_attempts
 
         return job_attempts(self, jid)
+
+    def result(self, jid: str) -> JobResult:
+        """The stored result of workflow step ``jid`` (``workflows`` plugin):
+        ``app.result(jid).get(timeout=5)``. Only steps of a workflow have one."""
+        from cogworker.workflows.results import JobResult
+
+        return JobResult(self, jid)
 
     @property
     def history(self) -> History:

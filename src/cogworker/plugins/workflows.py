@@ -1,0 +1,155 @@
+"""The ``workflows`` built-in plugin: chain steps pass their results on, exactly once.
+
+A job is a workflow step when its payload carries a ``workflow`` field
+(:mod:`cogworker.workflows.steps`); any other job goes straight through (one dict lookup).
+When a step's ``perform`` returns, this plugin's server middleware, still inside the run
+and so before the job's ack, hands the result and the next step's payload to
+:meth:`~cogworker.core.broker.ResultStore.finish_step`, which stores the one and pushes
+the other in one atomic step guarded by the stored result: a step run again after a crash
+(killed between its success and its ack) finds its result there and pushes nothing.
+
+* A result must be JSON (what a job argument may be). A step returning anything else
+  fails the workflow at that step, clearly (its record says so, an ERROR line too); the
+  step itself is acknowledged, not retried: running it again would return the same.
+* A step that dies (no retries left, killed, discarded, dropped unrun for its
+  ``expires_at``) fails the workflow at that step; the steps after it never run.
+* Storing a result needs the broker: while it is unreachable the middleware retries for
+  about three seconds, then raises, so the step fails and is retried as any failure (the
+  result, and the next push, are then written by the retry).
+
+Options: ``plugin_options.workflows.result_ttl`` (seconds, default one day).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from cogworker.core.broker import RESULTS, FinishedStep, FinishOutcome, ResultStore
+from cogworker.core.errors import BrokerUnavailableError, JobArgumentError
+from cogworker.core.markers import hookimpl
+from cogworker.core.payload import check_json_args, dumps, error_class, error_message
+from cogworker.plugins.workflows_options import OPTIONS_KEY, PLUGIN_NAME, WorkflowOptions
+from cogworker.workflows.steps import MARKER, StepMarker
+
+if TYPE_CHECKING:
+    from cogworker.core.middleware import JobContext, ServerMiddleware
+    from cogworker.core.payload import Payload
+    from cogworker.core.plugin_host import PluginHost
+
+logger = logging.getLogger("cogworker.plugin.workflows")
+
+WRITE_PAUSES = (0.1, 0.2, 0.4, 0.8, 1.6)
+"""Pauses between attempts to store a step's result while the broker is unreachable."""
+
+
+@hookimpl
+def cogworker_configure(app: PluginHost) -> None:
+    app.extras[OPTIONS_KEY] = WorkflowOptions.parse(app.options(PLUGIN_NAME))
+
+
+def _store(app: PluginHost) -> ResultStore | None:
+    store = app.broker.extension(RESULTS)
+    if store is None:
+        logger.error("the %s broker keeps no results (no %r facet): workflow steps cannot "
+                     "pass their results on", app.broker.name, RESULTS.name)
+    return store
+
+
+def _marker(job: Payload) -> StepMarker | None:
+    try:
+        return StepMarker.parse(job[MARKER])
+    except ValueError as exc:
+        logger.error("jid=%s carries a malformed workflow field; it ran as a plain job: %s",
+                     job.get("jid"), exc)
+        return None
+
+
+def _result_json(job: Payload, result: object) -> tuple[str | None, str]:
+    """The result as JSON text, or None and why it is not JSON."""
+    try:
+        check_json_args(str(job.get("class")), [result])
+        return dumps(result), ""
+    except (JobArgumentError, TypeError, ValueError) as exc:
+        return None, str(exc)
+
+
+def _finish(store: ResultStore, finished: FinishedStep) -> FinishOutcome:
+    for pause in (*WRITE_PAUSES, None):
+        try:
+            return store.finish_step(finished)
+        except BrokerUnavailableError:
+            if pause is None:
+                raise
+            time.sleep(pause)
+    raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
+
+
+def finish_step(app: PluginHost, job: Payload, result: object) -> None:
+    """Store a finished step's result and push what follows it (see the module doc)."""
+    marker = _marker(job)
+    store = _store(app) if marker is not None else None
+    if marker is None or store is None:
+        return
+    jid = str(job.get("jid"))
+    text, problem = _result_json(job, result)
+    if text is None:
+        error = f"step {marker.step + 1} ({job.get('class')} jid={jid}) returned a result " \
+                f"that is not JSON, so it cannot be passed on: {problem}"
+        logger.error("workflow %s failed: %s", marker.workflow_id, error)
+        store.fail(marker.workflow_id, marker.step, error, marker.ttl)
+        return
+    outcome = _finish(store, marker.finished(jid, text, app.clock()))
+    if outcome == "already":
+        logger.warning("workflow %s: step %d (jid=%s) had finished before this run; its "
+                       "result and next step stand, nothing was pushed again",
+                       marker.workflow_id, marker.step + 1, jid)
+
+
+def _server_middleware(app: PluginHost) -> ServerMiddleware:
+    def pass_results_on(ctx: JobContext, call_next: Callable[[], object]) -> object:
+        if MARKER not in ctx.job:
+            return call_next()
+        result = call_next()
+        finish_step(app, ctx.job, result)
+        return result
+
+    return pass_results_on
+
+
+@hookimpl
+def cogworker_server_middleware(app: PluginHost) -> ServerMiddleware:
+    return _server_middleware(app)
+
+
+def _stop(app: PluginHost, job: Payload, why: str) -> None:
+    marker = _marker(job) if MARKER in job else None
+    if marker is None:
+        return
+    store = _store(app)
+    if store is None:
+        return
+    error = f"step {marker.step + 1} ({job.get('class')} jid={job.get('jid')}) {why}"
+    if store.fail(marker.workflow_id, marker.step, error, marker.ttl):
+        logger.warning("workflow %s failed: %s", marker.workflow_id, error)
+
+
+def _reason(verb: str, exception: BaseException) -> str:
+    return f"{verb}: {error_class(exception)}: {error_message(exception)[:500]}"
+
+
+@hookimpl
+def cogworker_job_died(app: PluginHost, job: Payload, exception: BaseException) -> None:
+    _stop(app, job, _reason("died", exception))
+
+
+@hookimpl
+def cogworker_job_discarded(app: PluginHost, job: Payload, exception: BaseException) -> None:
+    _stop(app, job, _reason("was discarded", exception))
+
+
+@hookimpl
+def cogworker_job_expired(app: PluginHost, job: Payload, late: float) -> None:
+    _stop(app, job, f"was dropped unrun, {late:.1f} s past its expires_at")
