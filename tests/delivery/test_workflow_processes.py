@@ -1,0 +1,157 @@
+"""Workflows with real worker processes: a chain of three end to end, and a step SIGKILLed
+while it runs or between its success and its ack, after which the chain still completes
+and the next step runs exactly once (counted in a ledger outside Redis)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+import cogworker
+from cogworker.core.job import JobFunction
+from cogworker.workflows import WorkflowResult, chain
+from delivery.conftest import APP_HEADER, StartAppWorker
+from helpers.workers import Ledger, wait_until
+
+pytestmark = pytest.mark.slow
+
+WAIT = 60.0
+
+JOBS = APP_HEADER + '''
+import signal
+
+from cogworker import hookimpl
+
+
+def _flag(name):
+    return os.path.join(os.environ["TEST_DIR"], name)
+
+
+@app.job(name="add")
+def add(x, y):
+    record("add", "add", "start")
+    return x + y
+
+
+@app.job(name="slow_double")
+def slow_double(x):
+    record("slow_double", "slow_double", "start", x)
+    # The first run waits here until the test has killed its process.
+    while os.path.exists(_flag("hold")) and not os.path.exists(_flag("held")):
+        time.sleep(0.02)
+    return 2 * x
+
+
+@app.job(name="describe")
+def describe(x, label):
+    record("describe", "describe", "start", x)
+    return {"label": label, "value": x}
+
+
+@hookimpl(tryfirst=True)
+def cogworker_server_middleware(app):
+    """Outside every other middleware: with the flag file "kill-after" present, the first
+    slow_double to finish dies by SIGKILL after its step finished, before its ack."""
+    def kill_after_success(ctx, call_next):
+        result = call_next()
+        if ctx.job.get("class") == "slow_double" and os.path.exists(_flag("kill-after")):
+            os.remove(_flag("kill-after"))
+            record("slow_double", "slow_double", "killed-after-success")
+            os.kill(os.getpid(), signal.SIGKILL)
+        return result
+    return kill_after_success
+'''
+
+
+@dataclass
+class Client:
+    """The pushing side: the same job names and parameters as the workers' app."""
+
+    app: cogworker.App
+    add: JobFunction[[int, int], int]
+    slow_double: JobFunction[[int], int]
+    describe: JobFunction[[int, str], dict[str, object]]
+
+    def three_steps(self) -> WorkflowResult:
+        return chain(self.add.s(1, 2), self.slow_double.s(),
+                     self.describe.s(label="total")).apply_async()
+
+
+@pytest.fixture
+def client(redis_url: str, namespace: str) -> Iterator[Client]:
+    app = cogworker.App(redis_url=redis_url, namespace=namespace)
+
+    @app.job(name="add")
+    def add(x: int, y: int) -> int: ...
+
+    @app.job(name="slow_double")
+    def slow_double(x: int) -> int: ...
+
+    @app.job(name="describe")
+    def describe(x: int, label: str) -> dict[str, object]: ...
+
+    try:
+        yield Client(app, add, slow_double, describe)
+    finally:
+        app.close()
+
+
+def starts(ledger: Ledger, name: str) -> int:
+    return sum(1 for event in ledger.events("start") if event.name == name)
+
+
+def test_a_chain_of_three_runs_end_to_end_on_a_worker_process(
+        redis_url: str, ledger: Ledger, app_worker: StartAppWorker,
+        client: Client) -> None:
+    worker = app_worker(JOBS, redis_url, "-c", "2", "--plugin", "jobapp:")
+
+    workflow = client.three_steps()
+
+    assert workflow.get(timeout=WAIT) == {"label": "total", "value": 6}, worker.output()[-3000:]
+    assert [starts(ledger, name) for name in ("add", "slow_double", "describe")] == [1, 1, 1]
+    assert worker.stop() == 0
+
+
+def test_a_step_killed_while_it_runs_runs_again_and_the_chain_completes_once(
+        redis_url: str, ledger: Ledger, app_worker: StartAppWorker, client: Client,
+        tmp_path: Path) -> None:
+    (tmp_path / "hold").touch()
+    first = app_worker(JOBS, redis_url, "-c", "2", "--plugin", "jobapp:")
+    workflow = client.three_steps()
+    wait_until(lambda: starts(ledger, "slow_double") == 1, WAIT, lambda: first.output()[-3000:])
+
+    first.kill()
+    (tmp_path / "held").touch()
+    second = app_worker(JOBS, redis_url, "-c", "2", "--plugin", "jobapp:")
+
+    assert workflow.get(timeout=WAIT) == {"label": "total", "value": 6}, \
+        second.output()[-3000:]
+    assert [starts(ledger, name) for name in ("add", "slow_double", "describe")] == [1, 2, 1]
+    assert second.stop() == 0
+    assert [starts(ledger, name) for name in ("add", "slow_double", "describe")] == [1, 2, 1]
+
+
+def test_a_step_killed_between_its_success_and_its_ack_pushes_the_next_step_once(
+        redis_url: str, ledger: Ledger, app_worker: StartAppWorker, client: Client,
+        tmp_path: Path) -> None:
+    (tmp_path / "kill-after").touch()
+    first = app_worker(JOBS, redis_url, "-c", "2", "--plugin", "jobapp:")
+    workflow = client.three_steps()
+    wait_until(lambda: ledger.count("killed-after-success") == 1, WAIT,
+               lambda: first.output()[-3000:])
+    assert first.process is not None
+    first.process.wait(timeout=WAIT)
+
+    second = app_worker(JOBS, redis_url, "-c", "2", "--plugin", "jobapp:")
+    # the orphaned step runs again, finds its result stored, and pushes nothing
+    wait_until(lambda: "had finished before this run" in second.output(), WAIT,
+               lambda: second.output()[-3000:])
+
+    assert workflow.get(timeout=WAIT) == {"label": "total", "value": 6}
+    assert second.stop() == 0
+    assert [starts(ledger, name) for name in ("add", "slow_double", "describe")] == [1, 2, 1]
+    record = workflow.state()
+    assert record is not None and (record.state, record.finished) == ("succeeded", 3)
