@@ -106,7 +106,7 @@ def test_a_chain_refuses_what_is_not_a_step(app: App) -> None:
 
     with pytest.raises(WorkflowError, match="at least one step"):
         chain()
-    with pytest.raises(WorkflowError, match="step 2 of the chain is .*not a signature"):
+    with pytest.raises(WorkflowError, match=r"step 2 of the chain is .*not a signature"):
         chain(one.s(), one)  # type: ignore[arg-type]
 
 
