@@ -32,9 +32,11 @@ from cogworker.core.errors import (
 from cogworker.core.job import Job, JobFunction
 from cogworker.core.job_options import JobOption
 from cogworker.core.markers import hookimpl, hookspec
+from cogworker.plugins.batches.handle import BatchHandle, current_batch
 
 __all__ = [
     "App",
+    "BatchHandle",
     "BrokerError",
     "BrokerPermissionError",
     "BrokerUnavailableError",
@@ -52,6 +54,7 @@ __all__ = [
     "PluginError",
     "UnknownJobError",
     "__version__",
+    "current_batch",
     "current_job",
     "hookimpl",
     "hookspec",

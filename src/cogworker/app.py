@@ -28,6 +28,7 @@ from cogworker.core.settings import DEACTIVATE_PREFIX
 from cogworker.supervisor import lineage
 
 if TYPE_CHECKING:
+    from cogworker.api.batches import Batches
     from cogworker.api.history import History
     from cogworker.api.status import JobStatus
     from cogworker.core.broker import Attempt, Broker
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
     from cogworker.core.payload import Payload
     from cogworker.core.periodic_types import PeriodicEntry
     from cogworker.core.settings import Settings
+    from cogworker.plugins.batches import Batch
     from cogworker.testing.modes import Testing
     from cogworker.workflows.results import JobResult
 
@@ -370,6 +372,15 @@ class App:
                  for args in definition.call.positional_each(args_list)]
         return self._client.push_bulk(items)
 
+    def batch(self, description: str = "", *, on_success: Any = None, on_complete: Any = None,
+              on_death: Any = None, callback_queue: str | None = None) -> Batch:
+        """``with app.batch(...) as batch:``: jobs pushed inside join a batch whose callbacks
+        (a job, or ``(job, *extra)``) get ``(bid, counts, *extra)`` once (``batches``)."""
+        from cogworker.plugins.batches import Batch
+
+        return Batch(self, description=description, on_success=on_success,
+                     on_complete=on_complete, on_death=on_death, callback_queue=callback_queue)
+
     # observing -----------------------------------------------------------------------------
     def status(self, jid: str) -> JobStatus | None:
         """The job's status (``status`` plugin), or None: unknown or expired."""
@@ -389,6 +400,12 @@ class App:
         from cogworker.workflows.results import JobResult
 
         return JobResult(self, jid)
+
+    @property
+    def batches(self) -> Batches:
+        """The batches the ``batches`` plugin keeps (:mod:`cogworker.api.batches`)."""
+        from cogworker.api.batches import Batches
+        return Batches(self)
 
     @property
     def history(self) -> History:

@@ -85,13 +85,16 @@ def client(redis_url: str, namespace: str) -> Iterator[Client]:
     app = cogworker.App(redis_url=redis_url, namespace=namespace)
 
     @app.job(name="add")
-    def add(x: int, y: int) -> int: ...
+    def add(x: int, y: int) -> int:
+        raise AssertionError("runs on the workers only")
 
     @app.job(name="slow_double")
-    def slow_double(x: int) -> int: ...
+    def slow_double(x: int) -> int:
+        raise AssertionError("runs on the workers only")
 
     @app.job(name="describe")
-    def describe(x: int, label: str) -> dict[str, object]: ...
+    def describe(x: int, label: str) -> dict[str, object]:
+        raise AssertionError("runs on the workers only")
 
     try:
         yield Client(app, add, slow_double, describe)

@@ -25,7 +25,7 @@ from cogworker.core.errors import ConfigurationError
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 LOG_FORMATS = ("text", "json")
 DEACTIVATE_PREFIX = "no:"
-DEFAULT_PLUGINS: tuple[str, ...] = ("redis", "unique", "periodic-locks", "metrics",
+DEFAULT_PLUGINS: tuple[str, ...] = ("redis", "unique", "periodic-locks", "metrics", "batches",
                                     "workflows")
 """The default of ``default_plugins``: the Redis broker, unique jobs and cron locks (the
 fetch plugin, ``fetch``, comes on top)."""

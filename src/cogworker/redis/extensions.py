@@ -12,8 +12,17 @@ from typing import Any
 
 import redis
 
-from cogworker.core.broker import ATTEMPTS, HISTORY, METRICS, RESULTS, STATUS, Extension
+from cogworker.core.broker import (
+    ATTEMPTS,
+    BATCHES,
+    HISTORY,
+    METRICS,
+    RESULTS,
+    STATUS,
+    Extension,
+)
 from cogworker.redis.attempts_store import RedisAttemptStore
+from cogworker.redis.batch_store import RedisBatchStore
 from cogworker.redis.history_store import RedisHistoryStore
 from cogworker.redis.keys import KeySchema
 from cogworker.redis.metrics_store import RedisMetricsStore
@@ -31,4 +40,5 @@ def build_extensions(client: redis.Redis, keys: KeySchema,
     extensions[HISTORY] = RedisHistoryStore(client, keys, scripts)
     extensions[METRICS] = RedisMetricsStore(client, keys, scripts)
     extensions[RESULTS] = RedisResultStore(client, keys, scripts)
+    extensions[BATCHES] = RedisBatchStore(client, keys, scripts)
     return extensions

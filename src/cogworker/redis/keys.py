@@ -210,6 +210,26 @@ class KeySchema:
         """The record (hash) of workflow ``workflow_id``."""
         return self._k("workflow", workflow_id)
 
+    # batches (see cogworker.redis.batch_store) -----------------------------------------
+    def batch(self, bid: str) -> str:
+        """The hash of one batch (spec, callback templates, fired flags)."""
+        return self._k("batch", bid)
+
+    def batch_part(self, bid: str, part: str) -> str:
+        """One of a batch's member sets: ``members``, ``unrun``, ``pending``, ``failed``,
+        ``dead``, ``ran``, ``ok``."""
+        return self._k("batch", bid, part)
+
+    @property
+    def batches(self) -> str:
+        """Sorted set: every batch's bid by its creation time."""
+        return self._k("batches")
+
+    @property
+    def batches_cancelled(self) -> str:
+        """Sorted set: cancelled bids by when they were cancelled."""
+        return self._k("batches", "cancelled")
+
     # run history (see cogworker.redis.history_store) ------------------------------------
     @property
     def history_runs(self) -> str:

@@ -47,6 +47,16 @@ from cogworker.core.broker.attempts import (
     AttemptOutcome,
     AttemptStore,
 )
+from cogworker.core.broker.batches import (
+    BATCHES,
+    BatchCounts,
+    BatchOutcome,
+    BatchRecord,
+    BatchSpec,
+    BatchStore,
+    BatchUpdate,
+    CallbackTemplate,
+)
 from cogworker.core.broker.composite import LOCATE_WINDOW, Broker, Extension
 from cogworker.core.broker.factory import (
     NO_URL,
@@ -134,6 +144,7 @@ SignalSubscription = Subscription
 __all__ = [
     "ATTEMPTS",
     "ATTEMPT_OUTCOMES",
+    "BATCHES",
     "DEFER_DELAY",
     "HISTORY",
     "JOB_STATES",
@@ -153,8 +164,15 @@ __all__ = [
     "Attempt",
     "AttemptOutcome",
     "AttemptStore",
+    "BatchCounts",
+    "BatchOutcome",
+    "BatchRecord",
+    "BatchSpec",
+    "BatchStore",
+    "BatchUpdate",
     "Broker",
     "BrokerSchemes",
+    "CallbackTemplate",
     "ClaimBatch",
     "DailyCount",
     "Extension",

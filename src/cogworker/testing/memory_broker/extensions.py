@@ -9,8 +9,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from cogworker.core.broker import ATTEMPTS, HISTORY, METRICS, RESULTS, STATUS, Extension
+from cogworker.core.broker import (
+    ATTEMPTS,
+    BATCHES,
+    HISTORY,
+    METRICS,
+    RESULTS,
+    STATUS,
+    Extension,
+)
 from cogworker.testing.memory_broker.attempts import MemoryAttemptStore
+from cogworker.testing.memory_broker.batches import MemoryBatchStore
 from cogworker.testing.memory_broker.history import MemoryHistory
 from cogworker.testing.memory_broker.metrics import MemoryMetrics
 from cogworker.testing.memory_broker.results import MemoryResultStore
@@ -26,4 +35,5 @@ def build_extensions(state: MemoryState) -> dict[Extension[Any], object]:
     extensions[HISTORY] = MemoryHistory(state)
     extensions[METRICS] = MemoryMetrics(state)
     extensions[RESULTS] = MemoryResultStore(state)
+    extensions[BATCHES] = MemoryBatchStore(state)
     return extensions
