@@ -94,3 +94,19 @@ def test_unknown_workflows_and_bad_arguments(store: ResultStore) -> None:
         store.results(["j"] * (READ_LIMIT + 1))
     with pytest.raises(ValueError, match="TTL"):
         store.start("wf1", steps=1, ttl=0)
+
+
+def test_a_group_succeeds_once_every_member_finished(store: ResultStore) -> None:
+    store.start("wf1", steps=2, ttl=TTL)
+    member = FinishedStep(workflow_id="wf1", step=0, jid="m0", result="0", ttl=TTL,
+                          completes_group=True)
+
+    store.finish_step(member)
+    after_one = store.workflow("wf1")
+    store.finish_step(FinishedStep(workflow_id="wf1", step=1, jid="m1", result="1", ttl=TTL,
+                                   completes_group=True))
+
+    assert after_one is not None and after_one.state == "running"
+    record = store.workflow("wf1")
+    assert record is not None
+    assert (record.state, record.finished, record.result_jid) == ("succeeded", 2, None)

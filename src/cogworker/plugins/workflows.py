@@ -17,7 +17,9 @@ the other in one atomic step guarded by the stored result: a step run again afte
   about three seconds, then raises, so the step fails and is retried as any failure (the
   result, and the next push, are then written by the retry).
 
-Options: ``plugin_options.workflows.result_ttl`` (seconds, default one day).
+Registers one job, :data:`~cogworker.workflows.groups.CHORD_UNLOCK`, which a chord's
+batch runs on success. Options: ``plugin_options.workflows.result_ttl`` (seconds, default
+one day).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from cogworker.core.errors import BrokerUnavailableError, JobArgumentError
 from cogworker.core.markers import hookimpl
 from cogworker.core.payload import check_json_args, dumps, error_class, error_message
 from cogworker.plugins.workflows_options import OPTIONS_KEY, PLUGIN_NAME, WorkflowOptions
+from cogworker.workflows.groups import CHORD_UNLOCK, unlock_chord
 from cogworker.workflows.steps import MARKER, StepMarker
 
 if TYPE_CHECKING:
@@ -48,6 +51,18 @@ WRITE_PAUSES = (0.1, 0.2, 0.4, 0.8, 1.6)
 @hookimpl
 def cogworker_configure(app: PluginHost) -> None:
     app.extras[OPTIONS_KEY] = WorkflowOptions.parse(app.options(PLUGIN_NAME))
+    if app.registry.get(CHORD_UNLOCK) is None:
+        _register_chord_unlock(app)
+
+
+def _register_chord_unlock(app: PluginHost) -> None:
+    """The job a chord's batch runs on success: registered on every app with the plugin,
+    so a client checks the callback and a worker runs it."""
+    def chord_unlock(bid: str, counts: object, workflow_id: str, ttl: float,
+                     member_jids: list[str], callback: dict[str, object]) -> None:
+        unlock_chord(app, workflow_id, ttl, member_jids, callback)
+
+    app.registry.register(chord_unlock, name=CHORD_UNLOCK, options={})
 
 
 def _store(app: PluginHost) -> ResultStore | None:

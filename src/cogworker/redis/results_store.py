@@ -59,8 +59,8 @@ class RedisResultStore:
     def finish_step(self, finished: FinishedStep) -> FinishOutcome:
         keys = [self._keys.result(finished.jid), self._keys.workflow(finished.workflow_id),
                 self._keys.queues]
-        args: list[Any] = [finished.result, _ms(finished.ttl), "1" if finished.last else "0",
-                           finished.jid]
+        mode = "1" if finished.last else "g" if finished.completes_group else "0"
+        args: list[Any] = [finished.result, _ms(finished.ttl), mode, finished.jid]
         if finished.next is not None:
             keys.append(self._keys.queue(finished.next.queue))
             args += [finished.next.queue, self._keys.wakeup, wire(finished.next.raw)]

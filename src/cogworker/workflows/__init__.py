@@ -9,10 +9,14 @@ from __future__ import annotations
 from cogworker.core.signatures import Signature
 from cogworker.workflows.chain import Chain, chain
 from cogworker.workflows.errors import WorkflowError, WorkflowFailedError, WorkflowTimeoutError
+from cogworker.workflows.groups import Chord, Group, GroupResult, chord, group
 from cogworker.workflows.results import JobResult, WorkflowResult
 
 __all__ = [
     "Chain",
+    "Chord",
+    "Group",
+    "GroupResult",
     "JobResult",
     "Signature",
     "WorkflowError",
@@ -20,4 +24,6 @@ __all__ = [
     "WorkflowResult",
     "WorkflowTimeoutError",
     "chain",
+    "chord",
+    "group",
 ]

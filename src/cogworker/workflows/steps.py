@@ -5,7 +5,9 @@ place (``step``, from 0), the TTL of results, and the steps still to come (``res
 a complete payload and whether it takes this step's result in front of its arguments. So
 a worker finishing a step knows the next step without reading anything, and builds it in
 memory; the results store pushes it (:meth:`~cogworker.core.broker.ResultStore.finish_step`).
-A member of a group carries the group's id and its index, and no ``rest``.
+A member of a group carries the group's id, its index and ``member``: ``"group"`` (a plain
+group, done when every member finished) or ``"chord"`` (the batch's success callback
+goes on from there, :mod:`cogworker.workflows.chord`); no ``rest``.
 
 The field is plain JSON, as the rest of the payload: a Ruby worker ignores it.
 """
@@ -44,13 +46,14 @@ class StepMarker:
     step: int
     ttl: float
     rest: tuple[Later, ...] = ()
-    member: bool = False
-    """A member of a group: its result is stored, nothing follows it by itself."""
+    member: str | None = None
+    """``"group"`` or ``"chord"`` for a member of a group: its result is stored, nothing
+    follows it by itself."""
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"id": self.workflow_id, "step": self.step, "ttl": self.ttl}
-        if self.member:
-            data["member"] = True
+        if self.member is not None:
+            data["member"] = self.member
         else:
             data["rest"] = [later.to_json() for later in self.rest]
         return data
@@ -65,23 +68,25 @@ class StepMarker:
                 isinstance(ttl, bool) or not isinstance(ttl, (int, float)) or not ttl > 0:
             raise ValueError(f"the {MARKER!r} field lacks an id, a step or a TTL: "
                              f"{dict(data)!r:.200}")
-        rest = data.get("rest", [])
-        if not isinstance(rest, list):
-            raise ValueError(f"the {MARKER!r} field's rest is not a list: {rest!r:.200}")
+        rest, member = data.get("rest", []), data.get("member")
+        if not isinstance(rest, list) or member not in (None, "group", "chord"):
+            raise ValueError(f"the {MARKER!r} field's rest or member is malformed: "
+                             f"{dict(data)!r:.200}")
         return cls(workflow_id, step, float(ttl), tuple(_later(item) for item in rest),
-                   member=bool(data.get("member")))
+                   member=member)
 
     @property
     def last(self) -> bool:
         """This step's result is the workflow's (the last step of a chain)."""
-        return not self.member and not self.rest
+        return self.member is None and not self.rest
 
     def finished(self, jid: str, result_json: str, now: float) -> FinishedStep:
         """What the results store writes when this step returned ``result_json``: its
         result and, when a step follows, that step's payload, ready to push."""
         return FinishedStep(workflow_id=self.workflow_id, step=self.step, jid=jid,
                             result=result_json, ttl=self.ttl,
-                            next=self._next(result_json, now), last=self.last)
+                            next=self._next(result_json, now), last=self.last,
+                            completes_group=self.member == "group")
 
     def _next(self, result_json: str, now: float) -> NextStep | None:
         if not self.rest:
@@ -105,3 +110,8 @@ def _later(item: object) -> Later:
 def chain_marker(workflow_id: str, ttl: float, later: Sequence[Later]) -> dict[str, Any]:
     """The ``workflow`` field of a chain's first step."""
     return StepMarker(workflow_id, 0, ttl, tuple(later)).to_json()
+
+
+def member_marker(workflow_id: str, index: int, ttl: float, member: str) -> dict[str, Any]:
+    """The ``workflow`` field of member ``index`` of a ``"group"`` or ``"chord"``."""
+    return StepMarker(workflow_id, index, ttl, member=member).to_json()

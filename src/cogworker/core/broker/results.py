@@ -44,7 +44,9 @@ class FinishedStep:
     ``step`` counts from 0; ``result`` is the step's return value as JSON text; ``next``
     the step to push now (None: nothing to push, the last step of a chain or a member of
     a group); ``last``: this step's result is the workflow's result (its state becomes
-    ``succeeded``). ``ttl``: seconds the result and the workflow's record live from now.
+    ``succeeded``); ``completes_group``: a member of a plain group, whose workflow
+    succeeds once every one of its ``steps`` has finished. ``ttl``: seconds the result
+    and the workflow's record live from now.
     """
 
     workflow_id: str
@@ -54,6 +56,7 @@ class FinishedStep:
     ttl: float
     next: NextStep | None = None
     last: bool = False
+    completes_group: bool = False
 
 
 FinishOutcome = Literal["finished", "already", "stopped"]
@@ -90,8 +93,9 @@ class ResultStore(Protocol):
         """Atomically: unless the step's result is stored already (then ``already``,
         nothing changes), store it for ``finished.ttl`` seconds, count the step, and,
         unless the workflow failed (``stopped``), push ``finished.next`` on its queue (as
-        a push does: the queue registered, idle workers woken) and, for the ``last`` step,
-        mark the workflow ``succeeded``. Exactly one call per step returns ``finished``."""
+        a push does: the queue registered, idle workers woken) and, for the ``last`` step
+        (or the last of a group's members to finish, with ``completes_group``), mark the
+        workflow ``succeeded``. Exactly one call per step returns ``finished``."""
         ...
 
     def fail(self, workflow_id: str, step: int, error: str, ttl: float) -> bool:

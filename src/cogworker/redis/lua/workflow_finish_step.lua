@@ -10,7 +10,8 @@
 -- KEYS[4]  the next step's queue list (only when there is a next step)
 -- ARGV[1]  the result (JSON text)
 -- ARGV[2]  milliseconds the result and the record live from now
--- ARGV[3]  "1" when this step's result is the workflow's result, else "0"
+-- ARGV[3]  "1" when this step's result is the workflow's result; "g" for a member of a
+--          group, whose workflow succeeds once all its steps finished; else "0"
 -- ARGV[4]  the step's jid (the workflow's result jid when ARGV[3] is "1")
 -- ARGV[5]  the next step's queue name (only with KEYS[4])
 -- ARGV[6]  the wake-up pub/sub channel (a channel, not a key; only with KEYS[4])
@@ -25,13 +26,15 @@ if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   return 0
 end
 local state = redis.call('HGET', KEYS[2], 'state')
-redis.call('HINCRBY', KEYS[2], 'finished', 1)
+local finished = redis.call('HINCRBY', KEYS[2], 'finished', 1)
 redis.call('PEXPIRE', KEYS[2], ARGV[2])
 if state == 'failed' then
   return 2
 end
 if ARGV[3] == '1' then
   redis.call('HSET', KEYS[2], 'state', 'succeeded', 'result_jid', ARGV[4])
+elseif ARGV[3] == 'g' and finished >= tonumber(redis.call('HGET', KEYS[2], 'steps') or 0) then
+  redis.call('HSET', KEYS[2], 'state', 'succeeded')
 end
 if #KEYS == 4 then
   redis.call('SADD', KEYS[3], ARGV[5])

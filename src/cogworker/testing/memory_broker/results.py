@@ -64,6 +64,9 @@ class MemoryResultStore:
             if outcome == "finished" and finished.last:
                 record = dataclasses.replace(record, state="succeeded",
                                              result_jid=finished.jid)
+            elif outcome == "finished" and finished.completes_group and \
+                    record.finished >= record.steps:
+                record = dataclasses.replace(record, state="succeeded")
             self._workflows[finished.workflow_id] = (record, until)
             if outcome == "finished" and finished.next is not None:
                 state.queue(finished.next.queue).appendleft(finished.next.raw)
