@@ -12,7 +12,8 @@ import pytest
 
 import cogworker
 from cogworker.core.job import JobFunction
-from cogworker.workflows import WorkflowResult, chain
+from cogworker.workflows import WorkflowResult, chain, chord, group
+from cogworker.workflows.groups import CHORD_UNLOCK
 from delivery.conftest import APP_HEADER, StartAppWorker
 from helpers.workers import Ledger, wait_until
 
@@ -51,15 +52,32 @@ def describe(x, label):
     return {"label": label, "value": x}
 
 
+@app.job(name="square")
+def square(x):
+    record("square", "square", "start", x)
+    return x * x
+
+
+@app.job(name="total")
+def total(values):
+    record("total", "total", "start", len(values))
+    return sum(values)
+
+
 @hookimpl(tryfirst=True)
 def cogworker_server_middleware(app):
-    """Outside every other middleware: with the flag file "kill-after" present, the first
-    slow_double to finish dies by SIGKILL after its step finished, before its ack."""
+    """Outside every other middleware: the first job of the class named in the flag file
+    "kill-after" dies by SIGKILL once it finished (its step too), before its ack."""
     def kill_after_success(ctx, call_next):
         result = call_next()
-        if ctx.job.get("class") == "slow_double" and os.path.exists(_flag("kill-after")):
+        try:
+            with open(_flag("kill-after")) as file:
+                doomed = file.read().strip()
+        except FileNotFoundError:
+            return result
+        if ctx.job.get("class") == doomed:
             os.remove(_flag("kill-after"))
-            record("slow_double", "slow_double", "killed-after-success")
+            record(doomed, doomed, "killed-after-success")
             os.kill(os.getpid(), signal.SIGKILL)
         return result
     return kill_after_success
@@ -74,6 +92,8 @@ class Client:
     add: JobFunction[[int, int], int]
     slow_double: JobFunction[[int], int]
     describe: JobFunction[[int, str], dict[str, object]]
+    square: JobFunction[[int], int]
+    total: JobFunction[[list[int]], int]
 
     def three_steps(self) -> WorkflowResult:
         return chain(self.add.s(1, 2), self.slow_double.s(),
@@ -96,14 +116,23 @@ def client(redis_url: str, namespace: str) -> Iterator[Client]:
     def describe(x: int, label: str) -> dict[str, object]:
         raise AssertionError("runs on the workers only")
 
+    @app.job(name="square")
+    def square(x: int) -> int:
+        raise AssertionError("runs on the workers only")
+
+    @app.job(name="total")
+    def total(values: list[int]) -> int:
+        raise AssertionError("runs on the workers only")
+
     try:
-        yield Client(app, add, slow_double, describe)
+        yield Client(app, add, slow_double, describe, square, total)
     finally:
         app.close()
 
 
-def starts(ledger: Ledger, name: str) -> int:
-    return sum(1 for event in ledger.events("start") if event.name == name)
+def starts(ledger: Ledger, name: str, pid: int | None = None) -> int:
+    return sum(1 for event in ledger.events("start")
+               if event.name == name and pid in (None, event.pid))
 
 
 def test_a_chain_of_three_runs_end_to_end_on_a_worker_process(
@@ -122,7 +151,7 @@ def test_a_step_killed_while_it_runs_runs_again_and_the_chain_completes_once(
         redis_url: str, ledger: Ledger, app_worker: StartAppWorker, client: Client,
         tmp_path: Path) -> None:
     (tmp_path / "hold").touch()
-    first = app_worker(JOBS, redis_url, "-c", "2", "--plugin", "jobapp:")
+    first = app_worker(JOBS, redis_url, "-c", "1", "--plugin", "jobapp:")
     workflow = client.three_steps()
     wait_until(lambda: starts(ledger, "slow_double") == 1, WAIT, lambda: first.output()[-3000:])
 
@@ -140,8 +169,9 @@ def test_a_step_killed_while_it_runs_runs_again_and_the_chain_completes_once(
 def test_a_step_killed_between_its_success_and_its_ack_pushes_the_next_step_once(
         redis_url: str, ledger: Ledger, app_worker: StartAppWorker, client: Client,
         tmp_path: Path) -> None:
-    (tmp_path / "kill-after").touch()
-    first = app_worker(JOBS, redis_url, "-c", "2", "--plugin", "jobapp:")
+    (tmp_path / "kill-after").write_text("slow_double")
+    # one thread: nothing else can start in the process that is killed
+    first = app_worker(JOBS, redis_url, "-c", "1", "--plugin", "jobapp:")
     workflow = client.three_steps()
     wait_until(lambda: ledger.count("killed-after-success") == 1, WAIT,
                lambda: first.output()[-3000:])
@@ -158,3 +188,37 @@ def test_a_step_killed_between_its_success_and_its_ack_pushes_the_next_step_once
     assert [starts(ledger, name) for name in ("add", "slow_double", "describe")] == [1, 2, 1]
     record = workflow.state()
     assert record is not None and (record.state, record.finished) == ("succeeded", 3)
+
+
+def test_a_chord_fans_out_to_two_workers_and_reduces_once(
+        redis_url: str, ledger: Ledger, app_worker: StartAppWorker, client: Client,
+        tmp_path: Path) -> None:
+    # the chord's unlock step is killed after it pushed the callback, before its ack
+    (tmp_path / "kill-after").write_text(CHORD_UNLOCK)
+    first = app_worker(JOBS, redis_url, "-c", "4", "--plugin", "jobapp:")
+    second = app_worker(JOBS, redis_url, "-c", "4", "--plugin", "jobapp:")
+
+    workflow = chord(group(*(client.square.s(n) for n in range(20))),
+                     client.total.s()).apply_async()
+
+    assert workflow.get(timeout=WAIT) == sum(n * n for n in range(20)), \
+        first.output()[-2000:] + second.output()[-2000:]
+    wait_until(lambda: ledger.count("killed-after-success") == 1, WAIT,
+               lambda: first.output()[-2000:])
+    survivor = second if "killed-after-success" not in _pid_events(ledger, second.pid) \
+        else first
+    # the killed unlock runs again on the survivor, finds its result, and pushes nothing
+    wait_until(lambda: "had finished before this run" in survivor.output(), WAIT,
+               lambda: survivor.output()[-3000:])
+    assert survivor.stop() == 0
+    assert starts(ledger, "square") == 20
+    # the callback was pushed once: the survivor ran it once (the killed process's other
+    # threads may have started it too, before the kill: a crash's ordinary re-run)
+    assert starts(ledger, "total", survivor.pid) == 1
+    assert starts(ledger, "total") <= 2
+    assert sorted(int(e.detail) for e in ledger.events("start") if e.name == "square") == \
+        list(range(20))
+
+
+def _pid_events(ledger: Ledger, pid: int) -> list[str]:
+    return [event.event for event in ledger.events() if event.pid == pid]

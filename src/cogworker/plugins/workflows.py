@@ -25,15 +25,15 @@ one day).
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from cogworker.core.broker import RESULTS, FinishedStep, FinishOutcome, ResultStore
-from cogworker.core.errors import BrokerUnavailableError, JobArgumentError
+from cogworker.core.broker import RESULTS, ResultStore
+from cogworker.core.errors import JobArgumentError
 from cogworker.core.markers import hookimpl
 from cogworker.core.payload import check_json_args, dumps, error_class, error_message
 from cogworker.plugins.workflows_options import OPTIONS_KEY, PLUGIN_NAME, WorkflowOptions
+from cogworker.workflows.finishing import write_finished
 from cogworker.workflows.groups import CHORD_UNLOCK, unlock_chord
 from cogworker.workflows.steps import MARKER, StepMarker
 
@@ -43,10 +43,6 @@ if TYPE_CHECKING:
     from cogworker.core.plugin_host import PluginHost
 
 logger = logging.getLogger("cogworker.plugin.workflows")
-
-WRITE_PAUSES = (0.1, 0.2, 0.4, 0.8, 1.6)
-"""Pauses between attempts to store a step's result while the broker is unreachable."""
-
 
 @hookimpl
 def cogworker_configure(app: PluginHost) -> None:
@@ -91,17 +87,6 @@ def _result_json(job: Payload, result: object) -> tuple[str | None, str]:
         return None, str(exc)
 
 
-def _finish(store: ResultStore, finished: FinishedStep) -> FinishOutcome:
-    for pause in (*WRITE_PAUSES, None):
-        try:
-            return store.finish_step(finished)
-        except BrokerUnavailableError:
-            if pause is None:
-                raise
-            time.sleep(pause)
-    raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
-
-
 def finish_step(app: PluginHost, job: Payload, result: object) -> None:
     """Store a finished step's result and push what follows it (see the module doc)."""
     marker = _marker(job)
@@ -116,11 +101,7 @@ def finish_step(app: PluginHost, job: Payload, result: object) -> None:
         logger.error("workflow %s failed: %s", marker.workflow_id, error)
         store.fail(marker.workflow_id, marker.step, error, marker.ttl)
         return
-    outcome = _finish(store, marker.finished(jid, text, app.clock()))
-    if outcome == "already":
-        logger.warning("workflow %s: step %d (jid=%s) had finished before this run; its "
-                       "result and next step stand, nothing was pushed again",
-                       marker.workflow_id, marker.step + 1, jid)
+    write_finished(store, marker.finished(jid, text, app.clock()))
 
 
 def _server_middleware(app: PluginHost) -> ServerMiddleware:
@@ -134,8 +115,11 @@ def _server_middleware(app: PluginHost) -> ServerMiddleware:
     return pass_results_on
 
 
-@hookimpl
+@hookimpl(trylast=True)
 def cogworker_server_middleware(app: PluginHost) -> ServerMiddleware:
+    """Innermost of the plugins' (``trylast``): a step's result is stored before any other
+    middleware hears of its success, so a batch (a group's, a chord's) counts a member
+    as succeeded only once its result is there for the chord's callback."""
     return _server_middleware(app)
 
 

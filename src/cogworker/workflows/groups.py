@@ -28,6 +28,7 @@ from cogworker.core.plugin_host import PluginHost
 from cogworker.core.signatures import Signature
 from cogworker.plugins.batches import Batch
 from cogworker.workflows.chain import check_steps, laid_out_at
+from cogworker.workflows.finishing import write_finished
 from cogworker.workflows.host import options_of, plugin_host, result_store
 from cogworker.workflows.results import WorkflowResult
 from cogworker.workflows.steps import MARKER, Later, StepMarker, member_marker
@@ -151,4 +152,4 @@ def unlock_chord(app: PluginHost, workflow_id: str, ttl: float, member_jids: Seq
     results = [json.loads(text) for text in texts if text is not None]
     marker = StepMarker(workflow_id, step, ttl, (Later(dict(callback["job"]),
                                                        bool(callback["with_result"])),))
-    store.finish_step(marker.finished(current_job().jid, dumps(results), app.clock()))
+    write_finished(store, marker.finished(current_job().jid, dumps(results), app.clock()))
