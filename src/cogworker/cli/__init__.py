@@ -6,6 +6,7 @@ import click
 
 from cogworker.__about__ import __version__
 from cogworker.cli.admin_cmd import ADMIN_COMMANDS
+from cogworker.cli.batches_cmd import batches_group
 from cogworker.cli.busy_cmd import busy_command
 from cogworker.cli.cron_cmd import cron_group
 from cogworker.cli.enqueue_cmd import enqueue_command
@@ -36,7 +37,8 @@ def version_command() -> None:
 
 for command in (run_command, enqueue_command, plugins_command, redis_group, locks_group, cron_group,
                 queues_group, busy_command, *SET_COMMANDS, *ADMIN_COMMANDS, web_command,
-                status_command, history_command, health_command, metrics_group):
+                status_command, history_command, health_command, metrics_group,
+                batches_group):
     cli.add_command(command)
 cli.add_command(busy_command, "workers")
 

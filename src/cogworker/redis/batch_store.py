@@ -1,12 +1,13 @@
-"""``broker.extension(BATCHES)`` on Redis: one hash and seven sets per batch.
+"""``broker.extension(BATCHES)`` on Redis: one hash and eight sets per batch.
 
 Keys (``<ns>:batch:<bid>`` and ``<ns>:batch:<bid>:<part>``): the hash holds the spec
 (``description``, ``created_at``, ``queue``, ``parent``...), the callback templates
 (``cb:<kind>``, ``cbx:<kind>``) and the fired-flags (``<kind>_at``); the sets hold members
 (``members``, ``unrun``, ``pending``, ``failed``, ``dead``) and what was seen of them
-(``ran``, ``ok``). ``<ns>:batches`` indexes bids by creation time, ``<ns>:batches:cancelled``
-the cancelled ones. Every change is ``batch_update.lua`` (one round trip, about twenty
-commands inside); a batch's keys expire ``ttl`` after it completed or was cancelled.
+(``ran``, ``ok``, ``died``). ``<ns>:batches`` indexes bids by creation time,
+``<ns>:batches:cancelled`` the cancelled ones. Every change is ``batch_update.lua`` (one
+round trip, about twenty commands inside); a batch's keys expire ``ttl`` after it
+completed or was cancelled.
 In cluster mode every key shares the namespace's hash tag, so the script may push the
 callback onto its queue in the same step.
 """
@@ -36,7 +37,7 @@ from cogworker.redis.replies import as_text, text, wire
 from cogworker.redis.scripts import Scripts
 
 PACKAGE = "cogworker.redis"
-PARTS = ("members", "unrun", "pending", "failed", "dead", "ran", "ok")
+PARTS = ("members", "unrun", "pending", "failed", "dead", "ran", "ok", "died")
 OPEN_TTL = 7 * 24 * 3600
 """Seconds outcomes of a batch that was never sealed are kept (its block crashed)."""
 SCAN_STEP = 500
@@ -65,8 +66,9 @@ class RedisBatchStore:
 
     def _update(self, bid: str, callback_queue: str, now: float, ttl: float,
                 args: Sequence[str | float | int]) -> BatchUpdate:
-        keys = [self._keys.batch(bid), *self._parts(bid), self._keys.queues,
-                self._keys.queue(callback_queue), self._keys.batches]
+        parts = self._parts(bid)
+        keys = [self._keys.batch(bid), *parts[:7], self._keys.queues,
+                self._keys.queue(callback_queue), self._keys.batches, parts[7]]
         head: list[str | float | int] = [args[0], bid, repr(now), int(max(ttl, 1)), OPEN_TTL,
                                          self._keys.wakeup, callback_queue]
         reply = self._scripts.run(PACKAGE, "batch_update", keys, [*head, *args[1:]])

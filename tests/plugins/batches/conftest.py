@@ -30,7 +30,7 @@ class Ledger:
         with self._changed:
             return [value for k, value in self.entries if k == kind]
 
-    def wait_for(self, condition: Callable[[Ledger], bool], timeout: float = WAIT) -> None:
+    def wait_for(self, condition: Callable[[Ledger], object], timeout: float = WAIT) -> None:
         with self._changed:
             if not self._changed.wait_for(lambda: condition(self), timeout):
                 raise AssertionError(f"not reached in {timeout:.0f} s; ledger: "
@@ -50,3 +50,16 @@ def app(redis_url: str, namespace: str) -> Iterator[App]:
         yield application
     finally:
         application.close()
+
+
+def until(condition: Callable[[], object], what: str, timeout: float = WAIT) -> None:
+    """Poll ``condition`` (state outside the ledger: Redis) until it holds."""
+    done = threading.Event()
+    timer = threading.Timer(timeout, done.set)
+    timer.start()
+    try:
+        while not condition():
+            if done.wait(0.02):
+                raise AssertionError(f"not reached in {timeout:.0f} s: {what}")
+    finally:
+        timer.cancel()

@@ -77,6 +77,14 @@ def cogworker_job_discarded(app: PluginHost, job: Payload) -> None:
 
 
 @hookimpl
+def cogworker_job_expired(app: PluginHost, job: Payload) -> None:
+    """A job dropped unrun past its ``expires_at`` counts as succeeded (Sidekiq Pro's
+    rule), or its batch would never succeed."""
+    if batch_of(job) is not None:
+        settle_quietly(runtime_of(app), job, "success")
+
+
+@hookimpl
 def cogworker_heartbeat(worker: WorkerHandle) -> None:
     runtime = worker.app.extras.get(PLUGIN_NAME)
     if isinstance(runtime, BatchesRuntime):

@@ -5,11 +5,13 @@ A batch job's run is wrapped by the plugin's server middleware: after the job re
 attempt), all before the worker acknowledges it. A crash after the settle and before the
 ack runs the job again, and its second settle changes nothing (the step is idempotent per
 jid). Deaths decided elsewhere (``retry_in`` answering ``"kill"`` or ``"discard"``, a job
-orphaned too often) arrive through the job-event hooks and settle ``dead`` the same way.
+orphaned too often) arrive through the job-event hooks and settle ``dead`` the same way;
+a job dropped unrun past its ``expires_at`` settles ``success`` (Sidekiq Pro's rule).
 
 A job of a cancelled batch is skipped at start: the worker keeps the cancelled bids in
-memory (re-read every heartbeat, and learnt from every settle's reply), so the check costs
-no command per job.
+memory (read at its first batch job, re-read every heartbeat, and learnt from every
+settle's reply), so the check costs no command per job; a batch cancelled less than a
+heartbeat ago may still start jobs a worker fetches meanwhile.
 """
 
 from __future__ import annotations
@@ -53,7 +55,9 @@ def run_batch_job(runtime: BatchesRuntime, ctx: JobContext, bid: str,
                   call_next: Callable[[], object]) -> object:
     job = ctx.job
     jid, queue = str(job.get("jid")), _callback_queue(runtime, job)
-    runtime.seen_batch_job = True
+    if not runtime.seen_batch_job:  # this process's first batch job: learn the cancelled
+        runtime.seen_batch_job = True
+        runtime.refresh_cancelled()
     if bid in runtime.cancelled:
         logger.info("skipped: %s jid=%s: its batch %s was cancelled", job.get("class"), jid,
                     bid)
@@ -69,8 +73,8 @@ def run_batch_job(runtime: BatchesRuntime, ctx: JobContext, bid: str,
 
 
 def settle_quietly(runtime: BatchesRuntime, job: Payload, outcome: BatchOutcome) -> None:
-    """Settle a failure or a death; a broker that stays away is logged, never raised (the
-    job's retry, or the death hook, settles it again)."""
+    """Settle a failure, or an outcome decided outside the run; a broker that stays away
+    is logged, never raised (the job's retry, or the death hook, settles it again)."""
     bid = batch_of(job)
     if bid is None:
         return

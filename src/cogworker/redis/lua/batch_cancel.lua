@@ -3,7 +3,7 @@
 --
 -- KEYS[1]     the batch hash
 -- KEYS[2]     the cancelled bids (sorted set, bid by cancel time)
--- KEYS[3..9]  the batch's member sets (members, unrun, pending, failed, dead, ran, ok)
+-- KEYS[3..10] the batch's sets (members, unrun, pending, failed, dead, ran, ok, died)
 -- ARGV[1]     the bid
 -- ARGV[2]     now (epoch seconds)
 -- ARGV[3]     ttl: seconds the batch's keys live from now
@@ -15,5 +15,5 @@ if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 redis.call('HSETNX', KEYS[1], 'cancelled_at', ARGV[2])
 redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1])
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', tonumber(ARGV[2]) - tonumber(ARGV[3]))
-for i = 1, 8 do redis.call('EXPIRE', KEYS[i == 1 and 1 or i + 1], ARGV[3]) end
+for i = 1, 9 do redis.call('EXPIRE', KEYS[i == 1 and 1 or i + 1], ARGV[3]) end
 return 1

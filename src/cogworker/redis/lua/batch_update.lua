@@ -16,6 +16,7 @@
 -- KEYS[9]   the queue registry set (queues)
 -- KEYS[10]  the callback queue's list
 -- KEYS[11]  the batches index (sorted set, bid by creation time)
+-- KEYS[12]  died set (members seen dead, also before they were registered)
 -- ARGV[1]   mode: register | settle
 -- ARGV[2]   the bid
 -- ARGV[3]   now (epoch seconds)
@@ -23,9 +24,10 @@
 -- ARGV[5]   open ttl: seconds outcomes of a batch not sealed yet are kept
 -- ARGV[6]   the wake-up pub/sub channel (a channel, not a key)
 -- ARGV[7]   the callback queue's name
--- settle:   ARGV[8] the member, ARGV[9] its outcome (success|failure|dead|death|cancelled)
--- register: ARGV[8] N, the number of hash field/value pairs that follow (0: only add
---           members; N > 0 seals the batch with them unless it is sealed already), then
+-- ARGV[8]   settle: the member; register: N, the number of hash field/value pairs that
+--           follow (0: only add members; N > 0 seals the batch with them unless it is
+--           sealed already)
+-- ARGV[9]   settle: its outcome (success|failure|dead|death|cancelled); register: the
 --           2N field/value strings, then the members to add
 --
 -- Returns {fired kinds joined by ",", finished kinds joined by ",", sealed 0/1,
@@ -34,34 +36,49 @@
 
 local hash = KEYS[1]
 local mode, bid, now, ttl = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
-local facts = {KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8]}
+local facts = {KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[12]}
 
 local function add_member(member)
   redis.call('SADD', KEYS[2], member)
-  if redis.call('SISMEMBER', KEYS[7], member) == 0 then redis.call('SADD', KEYS[3], member) end
-  if redis.call('SISMEMBER', KEYS[8], member) == 0 then redis.call('SADD', KEYS[4], member) end
+  local ran = redis.call('SISMEMBER', KEYS[7], member) == 1
+  if not ran then redis.call('SADD', KEYS[3], member) end
+  if redis.call('SISMEMBER', KEYS[8], member) == 1 then return end
+  redis.call('SADD', KEYS[4], member)
+  if redis.call('SISMEMBER', KEYS[12], member) == 1 then
+    redis.call('SADD', KEYS[6], member)
+  elseif ran then
+    redis.call('SADD', KEYS[5], member)
+  end
 end
 
+-- Facts (ran, ok, died) are kept for every member seen; the member sets change only for
+-- registered members, so a job outside the batch (pushed, then its registration lost to
+-- a crash) never moves a count or fires a callback.
 local function settle(member, outcome)
-  local succeeded = redis.call('SISMEMBER', KEYS[8], member) == 1
+  local is_member = redis.call('SISMEMBER', KEYS[2], member) == 1
   if outcome == 'success' then
     redis.call('SADD', KEYS[7], member)
     redis.call('SADD', KEYS[8], member)
-    redis.call('SREM', KEYS[3], member)
-    redis.call('SREM', KEYS[4], member)
-    redis.call('SREM', KEYS[5], member)
-    redis.call('SREM', KEYS[6], member)
-  elseif outcome == 'death' then
-    if not succeeded then redis.call('SADD', KEYS[6], member) end
-  elseif not succeeded then
+    redis.call('SREM', KEYS[12], member)
+    if is_member then
+      for i = 3, 6 do redis.call('SREM', KEYS[i], member) end
+    end
+    return
+  end
+  if redis.call('SISMEMBER', KEYS[8], member) == 1 then return end
+  if outcome ~= 'death' then
     redis.call('SADD', KEYS[7], member)
-    redis.call('SREM', KEYS[3], member)
-    if outcome == 'failure' and redis.call('SISMEMBER', KEYS[6], member) == 0 then
-      redis.call('SADD', KEYS[5], member)
-    elseif outcome == 'dead' then
+    if is_member then redis.call('SREM', KEYS[3], member) end
+  end
+  if outcome == 'dead' or outcome == 'death' then
+    redis.call('SADD', KEYS[12], member)
+    if is_member then
       redis.call('SREM', KEYS[5], member)
       redis.call('SADD', KEYS[6], member)
     end
+  elseif outcome == 'failure' and is_member and
+      redis.call('SISMEMBER', KEYS[6], member) == 0 then
+    redis.call('SADD', KEYS[5], member)
   end
 end
 

@@ -35,6 +35,7 @@ class _Batch:
     dead: set[str] = field(default_factory=set)
     ran: set[str] = field(default_factory=set)
     ok: set[str] = field(default_factory=set)
+    died: set[str] = field(default_factory=set)
 
     def counts(self) -> BatchCounts:
         total, pending = len(self.members), len(self.pending)
@@ -45,28 +46,38 @@ class _Batch:
         self.members.add(member)
         if member not in self.ran:
             self.unrun.add(member)
-        if member not in self.ok:
-            self.pending.add(member)
+        if member in self.ok:
+            return
+        self.pending.add(member)
+        if member in self.died:
+            self.dead.add(member)
+        elif member in self.ran:
+            self.failed.add(member)
 
     def settle(self, member: str, outcome: BatchOutcome) -> None:
+        """Facts for every member seen; counts only for registered members."""
+        is_member = member in self.members
         if outcome == "success":
             self.ran.add(member)
             self.ok.add(member)
-            for part in (self.unrun, self.pending, self.failed, self.dead):
-                part.discard(member)
+            self.died.discard(member)
+            if is_member:
+                for part in (self.unrun, self.pending, self.failed, self.dead):
+                    part.discard(member)
             return
         if member in self.ok:
             return
-        if outcome == "death":
-            self.dead.add(member)
-            return
-        self.ran.add(member)
-        self.unrun.discard(member)
-        if outcome == "failure" and member not in self.dead:
+        if outcome != "death":
+            self.ran.add(member)
+            if is_member:
+                self.unrun.discard(member)
+        if outcome in ("dead", "death"):
+            self.died.add(member)
+            if is_member:
+                self.failed.discard(member)
+                self.dead.add(member)
+        elif outcome == "failure" and is_member and member not in self.dead:
             self.failed.add(member)
-        elif outcome == "dead":
-            self.failed.discard(member)
-            self.dead.add(member)
 
 
 class MemoryBatchStore:
