@@ -24,7 +24,8 @@ def test_default_set_is_the_fetch_plugin_and_the_defaults(fake_site: FakeSite) -
 
     active = resolve_active(discover(), "reliable", [])
 
-    assert active == ["reliable", "redis", "unique", "periodic-locks", "metrics", "batches", "workflows"]
+    assert active == ["reliable", "redis", "unique", "periodic-locks", "metrics",
+                      "batches", "workflows"]
     assert not fake_site.is_imported("acme_fetch")  # installed is not activated
 
 
@@ -52,13 +53,15 @@ def test_an_unknown_default_plugin_names_its_source(fake_site: FakeSite) -> None
         (["no:unique"], ["reliable", "redis", "periodic-locks", "metrics", "batches", "workflows"]),
         (
             ["acme-beat", "no:acme-beat", "acme-beat"],
-            ["reliable", "redis", "unique", "periodic-locks", "metrics", "batches", "workflows", "acme-beat"],
+            ["reliable", "redis", "unique", "periodic-locks", "metrics",
+             "batches", "workflows", "acme-beat"],
         ),
         (["acme-beat", "no:acme-beat"],
          ["reliable", "redis", "unique", "periodic-locks", "metrics", "batches", "workflows"]),
         (
             ["acme-beat", "acme-beat"],
-            ["reliable", "redis", "unique", "periodic-locks", "metrics", "batches", "workflows", "acme-beat"],
+            ["reliable", "redis", "unique", "periodic-locks", "metrics",
+             "batches", "workflows", "acme-beat"],
         ),
     ],
 )
@@ -79,7 +82,8 @@ def test_explicit_fetcher_takes_the_fetch_slot(fake_site: FakeSite) -> None:
 
     active = resolve_active(discover(), "reliable", ["acme-fetch"])
 
-    assert active == ["redis", "unique", "periodic-locks", "metrics", "batches", "workflows", "acme-fetch"]
+    assert active == ["redis", "unique", "periodic-locks", "metrics",
+                      "batches", "workflows", "acme-fetch"]
 
 
 def test_explicit_trylast_fetcher_also_replaces_the_default(fake_site: FakeSite) -> None:
@@ -102,7 +106,8 @@ def test_fetcher_activated_then_deactivated_keeps_the_default(fake_site: FakeSit
 
     active = resolve_active(discover(), "reliable", ["acme-fetch", "no:acme-fetch"])
 
-    assert active == ["reliable", "redis", "unique", "periodic-locks", "metrics", "batches", "workflows"]
+    assert active == ["reliable", "redis", "unique", "periodic-locks", "metrics",
+                      "batches", "workflows"]
 
 
 def test_two_explicit_fetchers_name_both_plugins_and_distributions(fake_site: FakeSite) -> None:
@@ -176,4 +181,5 @@ def test_local_module_plugin_can_be_deactivated(fake_site: FakeSite) -> None:
 
     active = resolve_active(discover(), "reliable", ["devtools.beat:", "no:devtools.beat:"])
 
-    assert active == ["reliable", "redis", "unique", "periodic-locks", "metrics", "batches", "workflows"]
+    assert active == ["reliable", "redis", "unique", "periodic-locks", "metrics",
+                      "batches", "workflows"]
