@@ -162,7 +162,7 @@ def test_local_module_plugin_is_registered_directly(fake_site: FakeSite) -> None
     active = resolve_active(
         catalog, "reliable",
         ["no:unique", "no:periodic-locks", "no:metrics", "no:batches", "no:reliable",
-         "no:redis",
+         "no:redis", "no:workflows",
          "devtools.beat:"]
     )
     pm = load_plugins(catalog, active)

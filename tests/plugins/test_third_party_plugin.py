@@ -55,7 +55,8 @@ ACME_FETCH = """
         return AcmeFetcher(broker)
     """
 
-BUILTIN_OFF = ["no:redis", "no:unique", "no:periodic-locks", "no:metrics"]
+BUILTIN_OFF = ["no:redis", "no:unique", "no:periodic-locks", "no:metrics", "no:batches",
+               "no:workflows"]
 
 
 def pip_install(project: Path, target: Path) -> None:
