@@ -12,7 +12,7 @@ import pytest
 
 import cogworker
 from cogworker.core.job import JobFunction
-from cogworker.workflows import WorkflowResult, chain, chord, group
+from cogworker.workflows import WorkflowFailedError, WorkflowResult, chain, chord, group
 from cogworker.workflows.groups import CHORD_UNLOCK
 from delivery.conftest import APP_HEADER, StartAppWorker
 from helpers.workers import Ledger, wait_until
@@ -50,6 +50,18 @@ def slow_double(x):
 def describe(x, label):
     record("describe", "describe", "start", x)
     return {"label": label, "value": x}
+
+
+@app.job(name="makes_set")
+def makes_set():
+    record("makes_set", "makes_set", "start")
+    return {1, 2}
+
+
+@app.job(name="breaks", retry=False)
+def breaks(x):
+    record("breaks", "breaks", "start", x)
+    raise ValueError("cannot take %r" % x)
 
 
 @app.job(name="square")
@@ -94,6 +106,8 @@ class Client:
     describe: JobFunction[[int, str], dict[str, object]]
     square: JobFunction[[int], int]
     total: JobFunction[[list[int]], int]
+    makes_set: JobFunction[[], object]
+    breaks: JobFunction[[int], int]
 
     def three_steps(self) -> WorkflowResult:
         return chain(self.add.s(1, 2), self.slow_double.s(),
@@ -124,8 +138,16 @@ def client(redis_url: str, namespace: str) -> Iterator[Client]:
     def total(values: list[int]) -> int:
         raise AssertionError("runs on the workers only")
 
+    @app.job(name="makes_set")
+    def makes_set() -> object:
+        raise AssertionError("runs on the workers only")
+
+    @app.job(name="breaks", retry=False)  # options come from the pushing side's declaration
+    def breaks(x: int) -> int:
+        raise AssertionError("runs on the workers only")
+
     try:
-        yield Client(app, add, slow_double, describe, square, total)
+        yield Client(app, add, slow_double, describe, square, total, makes_set, breaks)
     finally:
         app.close()
 
@@ -222,3 +244,24 @@ def test_a_chord_fans_out_to_two_workers_and_reduces_once(
 
 def _pid_events(ledger: Ledger, pid: int) -> list[str]:
     return [event.event for event in ledger.events() if event.pid == pid]
+
+
+def test_a_dying_step_or_a_result_that_is_not_json_stops_its_chain_at_that_step(
+        redis_url: str, ledger: Ledger, app_worker: StartAppWorker, client: Client) -> None:
+    worker = app_worker(JOBS, redis_url, "-c", "2")
+    dies = chain(client.add.s(1, 2), client.breaks.s(), client.describe.s(label="x"))
+    not_json = chain(client.makes_set.s(), client.describe.s(label="y"))
+
+    died, unpassable = dies.apply_async(), not_json.apply_async()
+
+    with pytest.raises(WorkflowFailedError) as first:
+        died.get(timeout=WAIT)
+    with pytest.raises(WorkflowFailedError) as second:
+        unpassable.get(timeout=WAIT)
+    assert (first.value.step, second.value.step) == (1, 0)
+    assert "died: ValueError: cannot take 3" in str(first.value)
+    assert "not JSON" in str(second.value)
+    assert worker.stop() == 0
+    assert "returned a result that is not JSON" in worker.output()
+    assert [starts(ledger, name) for name in ("add", "breaks", "makes_set", "describe")] == [
+        1, 1, 1, 0]
