@@ -14,6 +14,7 @@ import cogworker
 from cogworker.core.job import JobFunction
 from cogworker.workflows import WorkflowFailedError, WorkflowResult, chain, chord, group
 from cogworker.workflows.groups import CHORD_UNLOCK
+from cogworker.workflows.steps import GROUP_LAUNCH
 from delivery.conftest import APP_HEADER, StartAppWorker
 from helpers.workers import Ledger, wait_until
 
@@ -265,3 +266,24 @@ def test_a_dying_step_or_a_result_that_is_not_json_stops_its_chain_at_that_step(
     assert "returned a result that is not JSON" in worker.output()
     assert [starts(ledger, name) for name in ("add", "breaks", "makes_set", "describe")] == [
         1, 1, 1, 0]
+
+
+def test_a_group_inside_a_chain_whose_launch_is_killed_after_it_ran_starts_once(
+        redis_url: str, ledger: Ledger, app_worker: StartAppWorker, client: Client,
+        tmp_path: Path) -> None:
+    (tmp_path / "kill-after").write_text(GROUP_LAUNCH)
+    first = app_worker(JOBS, redis_url, "-c", "1", "--plugin", "jobapp:")
+    workflow = chain(client.add.s(1, 2), group(*(client.square.s() for _ in range(5))),
+                     client.total.s()).apply_async()
+    wait_until(lambda: ledger.count("killed-after-success") == 1, WAIT,
+               lambda: first.output()[-3000:])
+    assert first.process is not None
+    first.process.wait(timeout=WAIT)
+
+    second = app_worker(JOBS, redis_url, "-c", "2", "--plugin", "jobapp:")
+
+    assert workflow.get(timeout=WAIT) == 5 * 9, second.output()[-3000:]
+    wait_until(lambda: "was started before; not again" in second.output(), WAIT,
+               lambda: second.output()[-3000:])
+    assert second.stop() == 0
+    assert [starts(ledger, name) for name in ("add", "square", "total")] == [1, 5, 1]

@@ -7,7 +7,7 @@ import pytest
 
 from cogworker.app import App
 from cogworker.core.errors import JobCallError
-from cogworker.workflows import WorkflowFailedError, chord, group
+from cogworker.workflows import WorkflowError, WorkflowFailedError, chain, chord, group
 from helpers.threaded_worker import WAIT, working
 
 
@@ -73,8 +73,52 @@ def test_members_and_callbacks_are_checked_for_their_place(app: App) -> None:
     def nothing() -> int:
         return 0
 
+    half = group(one.s(1), one.s())  # fits inside a chain, where it gets a result
     with pytest.raises(JobCallError, match="step 2 of the group"):
-        group(one.s(1), one.s())  # a member gets no previous result
+        half.apply_async()  # alone, a member gets no previous result
+    with pytest.raises(JobCallError, match="step 2 of the group"):
+        chord(half, nothing.si())
     with pytest.raises(JobCallError, match="step 3 of the chord"):
         chord([one.s(1), one.s(2)], nothing.s())  # the callback must take the list
     chord([one.s(1)], nothing.si())
+
+
+def test_a_group_inside_a_chain_gets_the_result_and_hands_its_list_on(app: App) -> None:
+    @app.job(name="add")
+    def add(x: int, y: int) -> int:
+        return x + y
+
+    @app.job(name="square")
+    def square(x: int) -> int:
+        return x * x
+
+    @app.job(name="plus")
+    def plus(x: int, y: int) -> int:
+        return x + y
+
+    @app.job(name="total")
+    def total(values: list[int]) -> int:
+        return sum(values)
+
+    @app.job(name="double")
+    def double(x: int) -> int:
+        return 2 * x
+
+    workflow = chain(add.s(1, 2), group(square.s(), plus.s(10), plus.si(0, 1)), total.s(),
+                     double.s()).apply_async()
+    ends_in_group = chain(add.s(1, 2), group(square.s(), square.s())).apply_async()
+
+    with working(app):
+        assert workflow.get(timeout=WAIT) == 2 * (9 + 13 + 1)
+        assert ends_in_group.get(timeout=WAIT) == [9, 9]
+
+
+def test_a_chain_refuses_a_group_first_and_checks_members_for_their_place(app: App) -> None:
+    @app.job(name="one")
+    def one(x: int) -> int:
+        return x
+
+    with pytest.raises(WorkflowError, match="after the first step, a group"):
+        chain(group(one.s(1)), one.s())
+    with pytest.raises(JobCallError, match="step 2 of the chain"):
+        chain(one.s(1), group(one.s(), one.s(2)))  # one.s(2) would get 2 arguments

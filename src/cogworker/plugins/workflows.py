@@ -17,8 +17,9 @@ the other in one atomic step guarded by the stored result: a step run again afte
   about three seconds, then raises, so the step fails and is retried as any failure (the
   result, and the next push, are then written by the retry).
 
-Registers one job, :data:`~cogworker.workflows.groups.CHORD_UNLOCK`, which a chord's
-batch runs on success. Options: ``plugin_options.workflows.result_ttl`` (seconds, default
+Registers two jobs: :data:`~cogworker.workflows.groups.CHORD_UNLOCK`, which a chord's
+batch runs on success, and :data:`~cogworker.workflows.steps.GROUP_LAUNCH`, which starts
+a group inside a chain. Options: ``plugin_options.workflows.result_ttl`` (seconds, default
 one day).
 """
 
@@ -26,7 +27,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from cogworker.core.broker import RESULTS, ResultStore
 from cogworker.core.errors import JobArgumentError
@@ -34,8 +35,8 @@ from cogworker.core.markers import hookimpl
 from cogworker.core.payload import check_json_args, dumps, error_class, error_message
 from cogworker.plugins.workflows_options import OPTIONS_KEY, PLUGIN_NAME, WorkflowOptions
 from cogworker.workflows.finishing import write_finished
-from cogworker.workflows.groups import CHORD_UNLOCK, unlock_chord
-from cogworker.workflows.steps import MARKER, StepMarker
+from cogworker.workflows.groups import CHORD_UNLOCK, launch_group, unlock_chord
+from cogworker.workflows.steps import GROUP_LAUNCH, MARKER, StepMarker
 
 if TYPE_CHECKING:
     from cogworker.core.middleware import JobContext, ServerMiddleware
@@ -48,17 +49,22 @@ logger = logging.getLogger("cogworker.plugin.workflows")
 def cogworker_configure(app: PluginHost) -> None:
     app.extras[OPTIONS_KEY] = WorkflowOptions.parse(app.options(PLUGIN_NAME))
     if app.registry.get(CHORD_UNLOCK) is None:
-        _register_chord_unlock(app)
+        _register_jobs(app)
 
 
-def _register_chord_unlock(app: PluginHost) -> None:
-    """The job a chord's batch runs on success: registered on every app with the plugin,
-    so a client checks the callback and a worker runs it."""
+def _register_jobs(app: PluginHost) -> None:
+    """The job a chord's batch runs on success, and the one that starts a group inside a
+    chain: registered on every app with the plugin, so a client checks a chord's
+    callback and a worker runs them."""
     def chord_unlock(bid: str, counts: object, workflow_id: str, ttl: float,
-                     member_jids: list[str], callback: dict[str, object]) -> None:
-        unlock_chord(app, workflow_id, ttl, member_jids, callback)
+                     member_jids: list[str], rest: list[object], step: int) -> None:
+        unlock_chord(app, workflow_id, ttl, member_jids, rest, step)
+
+    def start_group(result: object, spec: dict[str, Any]) -> None:
+        launch_group(app, result, spec)
 
     app.registry.register(chord_unlock, name=CHORD_UNLOCK, options={})
+    app.registry.register(start_group, name=GROUP_LAUNCH, options={})
 
 
 def _store(app: PluginHost) -> ResultStore | None:

@@ -16,10 +16,12 @@ never runs); a member that fails and is retried only delays it.
 from __future__ import annotations
 
 import json
+import logging
 import uuid
 from collections.abc import Sequence
 from typing import Any
 
+from cogworker.api.batches import Batches
 from cogworker.core.broker import ResultStore
 from cogworker.core.broker.results import READ_LIMIT
 from cogworker.core.current_job import current_job
@@ -27,11 +29,13 @@ from cogworker.core.payload import Payload, dumps
 from cogworker.core.plugin_host import PluginHost
 from cogworker.core.signatures import Signature
 from cogworker.plugins.batches import Batch
-from cogworker.workflows.chain import check_steps, laid_out_at
 from cogworker.workflows.finishing import write_finished
 from cogworker.workflows.host import options_of, plugin_host, result_store
+from cogworker.workflows.placing import check_steps, laid_out_at
 from cogworker.workflows.results import WorkflowResult
-from cogworker.workflows.steps import MARKER, Later, StepMarker, member_marker
+from cogworker.workflows.steps import MARKER, Later, StepMarker, laters, member_marker
+
+logger = logging.getLogger("cogworker.plugin.workflows")
 
 CHORD_UNLOCK = "cogworker.workflows.chord_unlock"
 """The job the batch of a chord runs on success (registered by the workflows plugin)."""
@@ -57,7 +61,13 @@ class Group:
     """Members that run side by side (each as written: a member takes no previous result)."""
 
     def __init__(self, *steps: Signature) -> None:
+        """Signatures of one app (each already checked to fit as written, or with a
+        previous result in front, which a chain gives the members of a group inside it)."""
         self.steps: tuple[Signature, ...] = tuple(check_steps(steps, "group"))
+
+    def check_alone(self) -> None:
+        """A group of its own (or a chord's) gives its members nothing in front:
+        :class:`JobCallError` for a member that does not fit as written."""
         for index, step in enumerate(self.steps):
             laid_out_at(step, index, "group", with_result=False)
 
@@ -70,7 +80,10 @@ class Group:
         return payloads
 
     def apply_async(self) -> GroupResult:
-        """Start the group: one batch of its members; returns its handle."""
+        """Start the group: one batch of its members; returns its handle. A member that
+        does not fit as written (a group of its own gives nothing in front) is a
+        :class:`JobCallError` here, before anything is pushed."""
+        self.check_alone()
         app = plugin_host(self.steps[0].host)
         ttl = options_of(app).result_ttl
         workflow_id = uuid.uuid4().hex
@@ -93,6 +106,7 @@ class Chord:
 
     def __init__(self, header: Group | Sequence[Signature], body: Signature) -> None:
         self.header = header if isinstance(header, Group) else Group(*header)
+        self.header.check_alone()
         check_steps([*self.header.steps, body], "chord")
         laid_out_at(body, len(self.header.steps), "chord", with_result=body.takes_result)
         self.body = body
@@ -107,7 +121,7 @@ class Chord:
         member_jids = [str(payload["jid"]) for payload in payloads]
         callback = self.body.payload(app.clock(), with_result=self.body.takes_result)
         unlock = (CHORD_UNLOCK, workflow_id, ttl, member_jids,
-                  Later(callback, self.body.takes_result).to_json())
+                  [Later(callback, self.body.takes_result).to_json()], len(payloads))
         batch = Batch(app, description=f"chord {workflow_id}", on_success=unlock, nest=False)
         result_store(app).start(workflow_id, len(payloads) + 2, ttl)
         for payload in payloads:
@@ -139,10 +153,11 @@ def _member_results(store: ResultStore, jids: Sequence[str]) -> list[str | None]
 
 
 def unlock_chord(app: PluginHost, workflow_id: str, ttl: float, member_jids: Sequence[str],
-                 callback: Any) -> None:
-    """The body of :data:`CHORD_UNLOCK`: push the callback with the results, once."""
+                 rest: object, step: int) -> None:
+    """The body of :data:`CHORD_UNLOCK`: as step ``step``, whose result is the list of
+    the members' results, push the steps in ``rest`` (the callback, or the rest of a
+    chain) with that list, once."""
     store = result_store(app)
-    step = len(member_jids)
     texts = _member_results(store, member_jids)
     missing = [jid for jid, text in zip(member_jids, texts, strict=True) if text is None]
     if missing:
@@ -150,6 +165,34 @@ def unlock_chord(app: PluginHost, workflow_id: str, ttl: float, member_jids: Seq
                    f"(expired? first: {missing[0]}): the callback cannot get them", ttl)
         return
     results = [json.loads(text) for text in texts if text is not None]
-    marker = StepMarker(workflow_id, step, ttl, (Later(dict(callback["job"]),
-                                                       bool(callback["with_result"])),))
+    marker = StepMarker(workflow_id, step, ttl, laters(rest))
     write_finished(store, marker.finished(current_job().jid, dumps(results), app.clock()))
+
+
+def launch_group(app: PluginHost, result: object, spec: dict[str, Any]) -> None:
+    """The body of :data:`~cogworker.workflows.steps.GROUP_LAUNCH`: a group inside a
+    chain, as a chord whose batch (its ``bid`` chosen when the chain was written) goes on
+    with the rest of the chain. A launch run again after a crash finds the batch sealed
+    and does nothing; one that crashed between its pushes and the seal pushes the members
+    again (the same jids: their results and the chain's next push stay single)."""
+    workflow_id, step, ttl, bid = spec["id"], int(spec["step"]), float(spec["ttl"]), \
+        str(spec["bid"])
+    if Batches(app).get(bid) is not None:
+        logger.warning("workflow %s: the group of step %d (batch %s) was started before; "
+                       "not again", workflow_id, step + 1, bid)
+        return
+    members = laters(spec["members"])
+    payloads: list[Payload] = []
+    for member in members:
+        payload = dict(member.payload)
+        if member.with_result:
+            payload["args"] = [result, *payload.get("args", [])]
+        payload[MARKER] = member_marker(workflow_id, step, ttl, "chord")
+        payloads.append(payload)
+    unlock = (CHORD_UNLOCK, workflow_id, ttl, [str(p["jid"]) for p in payloads],
+              spec["rest"], step)
+    batch = Batch(app, description=f"workflow {workflow_id} step {step + 1}",
+                  on_success=unlock, bid=bid, nest=False)
+    for payload in payloads:
+        batch.push(payload)
+    batch.commit()

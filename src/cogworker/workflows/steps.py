@@ -26,15 +26,26 @@ MARKER = "workflow"
 """The payload field that makes a job a workflow step."""
 
 
+GROUP_LAUNCH = "cogworker.workflows.start_group"
+"""The job that starts a group inside a chain (registered by the workflows plugin)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Later:
     """A step still to come: its complete payload (``args`` after the result's place) and
-    whether the result of the step before it goes in front of its arguments."""
+    whether the result of the step before it goes in front of its arguments; or, for a
+    group inside a chain, its ``members`` (each a ``Later``) and the ``bid`` of its batch
+    (chosen when the chain is written, so a re-run of its launch finds the same batch)."""
 
     payload: Payload
     with_result: bool
+    members: tuple[Later, ...] = ()
+    bid: str = ""
 
     def to_json(self) -> dict[str, Any]:
+        if self.members:
+            return {"group": [member.to_json() for member in self.members], "bid": self.bid,
+                    "job": self.payload, "with_result": self.with_result}
         return {"job": self.payload, "with_result": self.with_result}
 
 
@@ -93,10 +104,16 @@ class StepMarker:
             return None
         head, *tail = self.rest
         job = dict(head.payload)
-        if head.with_result:
-            job["args"] = [json.loads(result_json), *job.get("args", [])]
-        job[MARKER] = StepMarker(self.workflow_id, self.step + 1, self.ttl,
-                                 tuple(tail)).to_json()
+        if head.members:  # a group: its launch job gets the result and what follows
+            job["args"] = [json.loads(result_json), {
+                "id": self.workflow_id, "step": self.step + 1, "ttl": self.ttl,
+                "bid": head.bid, "members": [member.to_json() for member in head.members],
+                "rest": [later.to_json() for later in tail]}]
+        else:
+            if head.with_result:
+                job["args"] = [json.loads(result_json), *job.get("args", [])]
+            job[MARKER] = StepMarker(self.workflow_id, self.step + 1, self.ttl,
+                                     tuple(tail)).to_json()
         job["enqueued_at"] = now
         return NextStep(queue=str(job["queue"]), raw=encode(job))
 
@@ -104,7 +121,18 @@ class StepMarker:
 def _later(item: object) -> Later:
     if not isinstance(item, Mapping) or not isinstance(item.get("job"), dict):
         raise ValueError(f"a later step is not an object with a job: {item!r:.200}")
-    return Later(dict(item["job"]), bool(item.get("with_result")))
+    members = item.get("group", [])
+    if not isinstance(members, list):
+        raise ValueError(f"a later group's members are not a list: {item!r:.200}")
+    return Later(dict(item["job"]), bool(item.get("with_result")),
+                 tuple(_later(member) for member in members), str(item.get("bid", "")))
+
+
+def laters(items: object) -> tuple[Later, ...]:
+    """Steps still to come, from their JSON; ``ValueError`` for anything malformed."""
+    if not isinstance(items, list):
+        raise ValueError(f"the steps still to come are not a list: {items!r:.200}")
+    return tuple(_later(item) for item in items)
 
 
 def chain_marker(workflow_id: str, ttl: float, later: Sequence[Later]) -> dict[str, Any]:
@@ -112,6 +140,7 @@ def chain_marker(workflow_id: str, ttl: float, later: Sequence[Later]) -> dict[s
     return StepMarker(workflow_id, 0, ttl, tuple(later)).to_json()
 
 
-def member_marker(workflow_id: str, index: int, ttl: float, member: str) -> dict[str, Any]:
-    """The ``workflow`` field of member ``index`` of a ``"group"`` or ``"chord"``."""
-    return StepMarker(workflow_id, index, ttl, member=member).to_json()
+def member_marker(workflow_id: str, step: int, ttl: float, member: str) -> dict[str, Any]:
+    """The ``workflow`` field of a member of a ``"group"`` or ``"chord"`` (``step``: its
+    index in a group or chord of its own, the group's place inside a chain)."""
+    return StepMarker(workflow_id, step, ttl, member=member).to_json()
