@@ -3,13 +3,15 @@
 Runs a private redis-server on a unix socket in a temporary directory, then, round-robin
 over ``--runs``:
 
-1. pushes N jobs one by one outside a batch, then N inside batches of ``--size`` jobs
+1. pushes N jobs one by one outside a batch (with the plugin off, then on), then N inside
+   batches of ``--size`` jobs
    (``with app.batch(...)``, callbacks on complete and success): Redis commands and
    microseconds per push;
 2. runs a real worker (the ``Launcher``, in this process, 10 threads) over N queued jobs
    outside a batch, then over the same number in batches: Redis commands per job while
    it runs (INFO commandstats, every ``redis.call`` inside Lua counted; heartbeats and
-   start/stop included), the settle script's round trips per job (EVALSHA calls), wall
+   start/stop included), EVALSHA commands per job (fetch claims and settles), the settle
+   round trips per job (calls of the store: one per failure or per ack batch), wall
    microseconds per job and this process's CPU microseconds per job.
 
 Usage: ``python -m benchmarks.batches [--n 4000] [--size 200] [--runs 3]`` (about 30 s).
@@ -30,10 +32,30 @@ from pathlib import Path
 import redis
 
 import cogworker
+from cogworker.redis.batch_store import RedisBatchStore
 from cogworker.redis.server_binary import find_redis_server
 from cogworker.worker.launcher import Launcher
 
 NAMESPACE = "measure"
+
+
+class RoundTrips:
+    """Counts the settle round trips of this process: one ``settle`` call each, one
+    ``settle_many`` (a pipeline) each."""
+
+    count = 0
+
+    @classmethod
+    def install(cls) -> None:
+        for name in ("settle", "settle_many"):
+            original = getattr(RedisBatchStore, name)
+
+            def counted(self: RedisBatchStore, *args: object, _original: object = original,
+                        **kwargs: object) -> object:
+                cls.count += 1
+                return _original(self, *args, **kwargs)  # type: ignore[operator]
+
+            setattr(RedisBatchStore, name, counted)
 
 
 def commands(client: redis.Redis) -> dict[str, int]:
@@ -41,8 +63,10 @@ def commands(client: redis.Redis) -> dict[str, int]:
     return {name.removeprefix("cmdstat_"): int(value["calls"]) for name, value in stats.items()}
 
 
-def make_app(url: str, done: threading.Event | None = None, count: int = 0) -> cogworker.App:
-    app = cogworker.App(redis_url=url, namespace=NAMESPACE, concurrency=10)
+def make_app(url: str, done: threading.Event | None = None, count: int = 0,
+             plugin: bool = True) -> cogworker.App:
+    app = cogworker.App(redis_url=url, namespace=NAMESPACE, concurrency=10,
+                        plugins=() if plugin else ("no:batches",))
     ran = [0]
     lock = threading.Lock()
 
@@ -71,8 +95,9 @@ def push_all(app: cogworker.App, count: int, size: int) -> None:
                 app.push({"class": "Noop", "args": []})
 
 
-def measure_pushes(client: redis.Redis, url: str, count: int, size: int) -> dict[str, float]:
-    app = make_app(url)
+def measure_pushes(client: redis.Redis, url: str, count: int, size: int,
+                   plugin: bool) -> dict[str, float]:
+    app = make_app(url, plugin=plugin)
     app.push({"class": "Noop", "args": []})  # the first push registers the queue
     client.config_resetstat()
     started = time.perf_counter()
@@ -84,13 +109,15 @@ def measure_pushes(client: redis.Redis, url: str, count: int, size: int) -> dict
     return {"commands": calls / count, "us": elapsed / count * 1e6}
 
 
-def measure_jobs(client: redis.Redis, url: str, count: int, size: int) -> dict[str, float]:
-    pusher = make_app(url)
+def measure_jobs(client: redis.Redis, url: str, count: int, size: int,
+                 plugin: bool) -> dict[str, float]:
+    pusher = make_app(url, plugin=plugin)
     push_all(pusher, count, size)
     pusher.close()
     done = threading.Event()
-    app = make_app(url, done, count)
+    app = make_app(url, done, count, plugin=plugin)
     client.config_resetstat()
+    RoundTrips.count = 0
     launcher = Launcher(app)
     thread = threading.Thread(target=launcher.run)
     cpu, started = time.process_time(), time.perf_counter()
@@ -104,7 +131,8 @@ def measure_jobs(client: redis.Redis, url: str, count: int, size: int) -> dict[s
     app.close()
     client.delete(f"{NAMESPACE}:queue:cb")
     return {"commands": (sum(stats.values()) - 1) / count, "evalsha": stats.get("evalsha", 0)
-            / count, "us": elapsed / count * 1e6, "cpu_us": cpu / count * 1e6}
+            / count, "trips": RoundTrips.count / count, "us": elapsed / count * 1e6,
+            "cpu_us": cpu / count * 1e6}
 
 
 def _parse(argv: Sequence[str]) -> argparse.Namespace:
@@ -122,26 +150,37 @@ def _median(rows: list[dict[str, float]], name: str) -> float:
     return statistics.median(row[name] for row in rows)
 
 
-def report(options: argparse.Namespace, pushes: dict[int, list[dict[str, float]]],
-           jobs: dict[int, list[dict[str, float]]]) -> None:
+Variant = tuple[str, int, bool]
+"""(label, jobs per batch or 0 for none, whether the batches plugin is on)."""
+
+
+def variants(size: int) -> tuple[Variant, ...]:
+    return (("outside a batch, plugin off", 0, False), ("outside a batch", 0, True),
+            ("in batches", size, True))
+
+
+def report(options: argparse.Namespace, pushes: dict[str, list[dict[str, float]]],
+           jobs: dict[str, list[dict[str, float]]]) -> None:
     print(f"Command: `benchmarks/run batches {' '.join(sys.argv[1:])}`")
     print(f"N = {options.n:,} jobs, batches of {options.size}, {options.runs} round(s), "
           "medians; worker: Launcher in-process, 10 threads, reliable fetch\n")
-    print("| jobs | push: commands | push: µs | run: commands/job | run: settle "
-          "EVALSHA/job | run: wall µs/job | run: CPU µs/job |")
-    print("|---|---|---|---|---|---|---|")
-    for size, label in ((0, "outside a batch"), (options.size, "in batches")):
-        p, j = pushes[size], jobs[size]
+    print("| jobs | push: commands | push: µs | run: commands/job | run: EVALSHA/job | "
+          "run: settle round trips/job | run: wall µs/job | run: CPU µs/job |")
+    print("|---|---|---|---|---|---|---|---|")
+    for label, _size, _plugin in variants(options.size):
+        p, j = pushes[label], jobs[label]
         print(f"| {label} | {_median(p, 'commands'):.2f} | {_median(p, 'us'):.0f} | "
               f"{_median(j, 'commands'):.2f} | {_median(j, 'evalsha'):.3f} | "
-              f"{_median(j, 'us'):.0f} | {_median(j, 'cpu_us'):.0f} |")
+              f"{_median(j, 'trips'):.3f} | {_median(j, 'us'):.0f} | "
+              f"{_median(j, 'cpu_us'):.0f} |")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     options = _parse(list(sys.argv[1:] if argv is None else argv))
-    sizes = (0, options.size)
-    pushes: dict[int, list[dict[str, float]]] = {size: [] for size in sizes}
-    jobs: dict[int, list[dict[str, float]]] = {size: [] for size in sizes}
+    RoundTrips.install()
+    chosen = variants(options.size)
+    pushes: dict[str, list[dict[str, float]]] = {label: [] for label, _, _ in chosen}
+    jobs: dict[str, list[dict[str, float]]] = {label: [] for label, _, _ in chosen}
     with tempfile.TemporaryDirectory() as directory:
         socket = Path(directory) / "redis.sock"
         server = subprocess.Popen([find_redis_server(), "--port", "0", "--unixsocket",
@@ -157,11 +196,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                     time.sleep(0.05)
             url = f"unix://{socket}"
             for number in range(options.runs):
-                for size in sizes:
-                    print(f"round {number + 1}: {'batches' if size else 'plain'}",
-                          file=sys.stderr)
-                    pushes[size].append(measure_pushes(client, url, options.n, size))
-                    jobs[size].append(measure_jobs(client, url, options.n, size))
+                for label, size, plugin in chosen:
+                    print(f"round {number + 1}: {label}", file=sys.stderr)
+                    pushes[label].append(measure_pushes(client, url, options.n, size, plugin))
+                    jobs[label].append(measure_jobs(client, url, options.n, size, plugin))
         finally:
             server.terminate()
             server.wait(10)

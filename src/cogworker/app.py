@@ -374,10 +374,8 @@ class App:
 
     def batch(self, description: str = "", *, on_success: Any = None, on_complete: Any = None,
               on_death: Any = None, callback_queue: str | None = None) -> Batch:
-        """``with app.batch(...) as batch:``: jobs pushed inside join a batch whose callbacks
-        (a job, or ``(job, *extra)``) get ``(bid, counts, *extra)`` once (``batches``)."""
+        """``with app.batch(...) as batch:``: jobs pushed inside join a batch (``batches``)."""
         from cogworker.plugins.batches import Batch
-
         return Batch(self, description=description, on_success=on_success,
                      on_complete=on_complete, on_death=on_death, callback_queue=callback_queue)
 

@@ -97,14 +97,19 @@ def storm(start: StartAppWorker, redis_url: str, ledger: Ledger, jids: dict[str,
 
 
 def latencies(ledger: Ledger, jids: dict[str, list[str]]) -> dict[str, list[float]]:
-    """Seconds from each batch's last job end to the start of each of its callbacks."""
-    last_end: dict[str, float] = defaultdict(float)
+    """Seconds from each batch's last job end to the start of each of its callbacks. A
+    job's end is its first finished run (a run killed after its settle runs again, and
+    that second run ends after the callbacks it made due)."""
+    first_end: dict[str, tuple[str, float]] = {}
     firsts: dict[tuple[str, str], float] = {}
     for event in ledger.events():
         if event.name == "step" and event.event == "finish":
-            last_end[event.detail] = max(last_end[event.detail], event.at)
+            first_end.setdefault(event.jid, (event.detail, event.at))
         elif event.name != "step" and event.event == "start":
             firsts.setdefault((event.name, event.detail), event.at)
+    last_end: dict[str, float] = defaultdict(float)
+    for bid, at in first_end.values():
+        last_end[bid] = max(last_end[bid], at)
     return {kind: [firsts[(kind, bid)] - last_end[bid] for bid in jids]
             for kind in ("on_complete", "on_success")}
 

@@ -262,6 +262,12 @@ class Hooks:
         """Notification: a job was moved to the dead set."""
         self._notify("cogworker_job_died", app=app, job=job, exception=exception)
 
+    def before_ack(self, app: PluginHost, raws: Sequence[str]) -> None:
+        """Finished jobs are about to be acknowledged. Propagates (they stay unacked)."""
+        caller: pluggy.HookCaller = self._pm.hook.cogworker_before_ack
+        if raws and caller.get_hookimpls():
+            caller(app=app, raws=list(raws))
+
     def job_expired(self, app: PluginHost, job: Payload, late: float) -> None:
         """Notification: a fetched job was dropped, its ``expires_at`` passed."""
         self._notify("cogworker_job_expired", app=app, job=job, late=late)

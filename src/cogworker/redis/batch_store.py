@@ -28,6 +28,7 @@ from cogworker.core.broker.batches import (
     BatchUpdate,
     CallbackKind,
     MemberState,
+    SettleItem,
     record_from_fields,
     spec_fields,
 )
@@ -64,15 +65,20 @@ class RedisBatchStore:
     def _parts(self, bid: str) -> list[str]:
         return [self._keys.batch_part(bid, part) for part in PARTS]
 
-    def _update(self, bid: str, callback_queue: str, now: float, ttl: float,
-                args: Sequence[str | float | int]) -> BatchUpdate:
+    def _call(self, bid: str, callback_queue: str, now: float, ttl: float,
+              args: Sequence[str | float | int]) -> tuple[list[str], list[str | float | int]]:
+        """The keys and arguments of one ``batch_update.lua`` call."""
         parts = self._parts(bid)
         keys = [self._keys.batch(bid), *parts[:7], self._keys.queues,
                 self._keys.queue(callback_queue), self._keys.batches, parts[7]]
         head: list[str | float | int] = [args[0], bid, repr(now), int(max(ttl, 1)), OPEN_TTL,
                                          self._keys.wakeup, callback_queue]
-        reply = self._scripts.run(PACKAGE, "batch_update", keys, [*head, *args[1:]])
-        return update_of(bid, reply)
+        return keys, [*head, *args[1:]]
+
+    def _update(self, bid: str, callback_queue: str, now: float, ttl: float,
+                args: Sequence[str | float | int]) -> BatchUpdate:
+        keys, argv = self._call(bid, callback_queue, now, ttl, args)
+        return update_of(bid, self._scripts.run(PACKAGE, "batch_update", keys, argv))
 
     def register(self, bid: str, members: Sequence[str], now: float, ttl: float,
                  spec: BatchSpec | None = None, callback_queue: str = "default"
@@ -85,6 +91,30 @@ class RedisBatchStore:
     def settle(self, bid: str, member: str, outcome: BatchOutcome, now: float, ttl: float,
                callback_queue: str = "default") -> BatchUpdate:
         return self._update(bid, callback_queue, now, ttl, ["settle", member, outcome])
+
+    def settle_many(self, items: Sequence[SettleItem], now: float, ttl: float
+                    ) -> list[BatchUpdate]:
+        if not items:
+            return []
+        script = self._scripts.get(PACKAGE, "batch_update")
+        with translate_errors():
+            try:
+                replies = self._settle_pipeline(script.sha, items, now, ttl).execute()
+            except redis.exceptions.NoScriptError:  # a restarted or flushed Redis
+                self._client.script_load(script.script)
+                replies = self._settle_pipeline(script.sha, items, now, ttl).execute()
+        return [update_of(item.bid, reply) for item, reply in zip(items, replies, strict=True)]
+
+    def _settle_pipeline(self, sha: str, items: Sequence[SettleItem], now: float,
+                         ttl: float) -> Any:
+        """EVALSHA of each item, without redis-py's per-pipeline SCRIPT EXISTS check (a
+        round trip): the settle is idempotent, so the whole pipeline may run again."""
+        pipe = self._client.pipeline(transaction=False)
+        for item in items:
+            keys, argv = self._call(item.bid, item.callback_queue, now, ttl,
+                                    ["settle", item.member, item.outcome])
+            pipe.evalsha(sha, len(keys), *keys, *argv)
+        return pipe
 
     def get(self, bid: str) -> BatchRecord | None:
         return self._records([bid]).get(bid)

@@ -72,9 +72,11 @@ class Settler:
         self.acknowledge_many([work])
 
     def acknowledge_many(self, works: Sequence[UnitOfWork]) -> None:
-        """One round trip for all; after 3 failed attempts each is remembered as pending."""
+        """One round trip for all (plus the ``cogworker_before_ack`` writes, when a plugin
+        has any); after 3 failed attempts each is remembered as pending."""
         for attempt in range(ACK_ATTEMPTS):
             try:
+                self.app.hooks.before_ack(self.app, [work.raw for work in works])
                 self.fetcher.acknowledge(works)
                 return
             except Exception as exc:
@@ -153,6 +155,7 @@ class Settler:
             done = False
             if pending.set_name is None:
                 try:
+                    self.app.hooks.before_ack(self.app, [pending.work.raw])
                     self.fetcher.acknowledge([pending.work])
                     done = True
                 except Exception as exc:

@@ -56,6 +56,7 @@ from cogworker.core.broker.batches import (
     BatchStore,
     BatchUpdate,
     CallbackTemplate,
+    SettleItem,
 )
 from cogworker.core.broker.composite import LOCATE_WINDOW, Broker, Extension
 from cogworker.core.broker.factory import (
@@ -213,6 +214,7 @@ __all__ = [
     "SearchPage",
     "SeriesKey",
     "SetEntry",
+    "SettleItem",
     "Sighting",
     "SignalSubscription",
     "SortedSetName",

@@ -101,6 +101,16 @@ class BatchSpec:
 
 
 @dataclass(frozen=True, slots=True)
+class SettleItem:
+    """One outcome to record with :meth:`BatchStore.settle_many`."""
+
+    bid: str
+    member: str
+    outcome: BatchOutcome
+    callback_queue: str = "default"
+
+
+@dataclass(frozen=True, slots=True)
 class BatchUpdate:
     """What one step saw: the callbacks it fired (in order), and the batch's flags after
     it. ``finished`` holds the kinds fired by this or any earlier step."""
@@ -194,6 +204,12 @@ class BatchStore(Protocol):
         """Record one member's outcome and fire what it makes due (atomic; a second call
         with the same member and outcome changes nothing). ``callback_queue``: the
         batch's (the caller knows it from the job's payload)."""
+        ...
+
+    def settle_many(self, items: Sequence[SettleItem], now: float, ttl: float
+                    ) -> list[BatchUpdate]:
+        """:meth:`settle` for each item, in order, in one round trip (each item its own
+        atomic step); the updates in the same order."""
         ...
 
     def get(self, bid: str) -> BatchRecord | None:

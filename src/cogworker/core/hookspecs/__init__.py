@@ -20,6 +20,7 @@ from __future__ import annotations
 from cogworker.core.hookspecs.broker import cogworker_broker_schemes, cogworker_make_broker
 from cogworker.core.hookspecs.fetch import cogworker_make_fetcher, cogworker_requeue_lock
 from cogworker.core.hookspecs.job_events import (
+    cogworker_before_ack,
     cogworker_job_died,
     cogworker_job_discarded,
     cogworker_job_expired,
@@ -80,6 +81,7 @@ __all__ = [
     "WorkerHandle",
     "cogworker_acquire_unique_lock",
     "cogworker_addhooks",
+    "cogworker_before_ack",
     "cogworker_broker_schemes",
     "cogworker_claim_periodic_slot",
     "cogworker_client_middleware",

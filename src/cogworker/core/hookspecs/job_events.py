@@ -64,6 +64,33 @@ def cogworker_job_died(app: PluginHost, job: Payload, exception: BaseException) 
 
 
 @hookspec
+def cogworker_before_ack(app: PluginHost, raws: Sequence[str]) -> None:
+    """Finished jobs are about to be acknowledged (dropped from where the fetcher holds
+    them), in one batch.
+
+    Called by the worker on the thread that acknowledges (the ack batcher's, usually),
+    before the acknowledgement, also when an acknowledgement is retried. What a plugin
+    must have written before a job is forgotten belongs here: a crash before the
+    acknowledgement runs the job again, so the write may happen twice and must be
+    idempotent. Gather the writes into one broker call: the batch is up to 200 jobs.
+
+    :param app: the application.
+    :param raws: the exact stored texts of the jobs (as fetched).
+
+    Failure policy: propagates: the jobs are not acknowledged, and the acknowledgement
+    (with this hook) is retried as a failed acknowledgement is.
+
+    Implemented by builtin: batches (the settles of the batch jobs that succeeded).
+
+    Example::
+
+        @cogworker.hookimpl
+        def cogworker_before_ack(app, raws):
+            ledger.write_many(raws)  # idempotent: a re-run job may come again
+    """
+
+
+@hookspec
 def cogworker_job_expired(app: PluginHost, job: Payload, late: float) -> None:
     """A fetched job was dropped without running: its ``expires_at`` had passed.
 

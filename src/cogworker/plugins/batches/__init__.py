@@ -7,14 +7,15 @@ it makes due (:mod:`~cogworker.plugins.batches.worker_side`, ``batch_update.lua`
 ``cogworker.current_batch()`` adds jobs from inside one (:mod:`.handle`); ``app.batches``
 and ``cogworker batches`` inspect and cancel them.
 
-Cost: a job outside a batch costs one dict lookup in each middleware; a batch job costs
-one round trip (the settle script) before its ack. Implemented only through hooks (client
+Cost: a job outside a batch costs one dict lookup in each middleware; a batch job's
+success is settled with the other successes of its ack batch, one round trip for all,
+before the ack (a failure: one round trip at once). Implemented only through hooks (client
 and server middleware, job events, heartbeat) and the optional ``BATCHES`` facet.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from cogworker.core.markers import hookimpl
@@ -82,6 +83,36 @@ def cogworker_job_expired(app: PluginHost, job: Payload) -> None:
     rule), or its batch would never succeed."""
     if batch_of(job) is not None:
         settle_quietly(runtime_of(app), job, "success")
+
+
+@hookimpl
+def cogworker_web_tabs(app: PluginHost) -> list[object]:
+    """The Batches tab (imported only when a dashboard is built)."""
+    from cogworker.plugins.batches.web import tab
+
+    return [tab()]
+
+
+@hookimpl
+def cogworker_before_ack(app: PluginHost, raws: Sequence[str]) -> None:
+    runtime = app.extras.get(PLUGIN_NAME)
+    if isinstance(runtime, BatchesRuntime):
+        runtime.settle_before_ack(raws)
+
+
+@hookimpl
+def cogworker_startup(worker: WorkerHandle) -> None:
+    """From now on this process's acks call ``cogworker_before_ack``."""
+    runtime_of(worker.app).defer_success = True
+
+
+@hookimpl
+def cogworker_shutdown(worker: WorkerHandle) -> None:
+    """The acks are written (the worker flushed them): settle at once again (the app may
+    go on in a test mode)."""
+    runtime = worker.app.extras.get(PLUGIN_NAME)
+    if isinstance(runtime, BatchesRuntime):
+        runtime.defer_success = False
 
 
 @hookimpl

@@ -6,9 +6,16 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from cogworker.core.broker.batches import BATCHES, CHILD_PREFIX, BatchOutcome, BatchUpdate
+from cogworker.core.broker.batches import (
+    BATCHES,
+    CHILD_PREFIX,
+    BatchOutcome,
+    BatchUpdate,
+    SettleItem,
+)
 from cogworker.core.errors import BrokerUnavailableError
 from cogworker.plugins.batches.errors import BatchError, BatchSettleError
 from cogworker.plugins.batches.options import PLUGIN_NAME, BatchesOptions
@@ -33,6 +40,10 @@ class BatchesRuntime:
         self.options = options
         self.cancelled: frozenset[str] = frozenset()
         self.seen_batch_job = False
+        self.defer_success = False
+        """True while a worker runs here: its acks call ``cogworker_before_ack``, so a
+        success is settled there, in one round trip per ack batch."""
+        self._owed: dict[str, SettleItem] = {}
         self._lock = threading.Lock()
 
     @property
@@ -66,6 +77,29 @@ class BatchesRuntime:
                 update = self._settle_once(parent, CHILD_PREFIX + child.bid, outcome, queue)
         logger.error("batch %s: more than %d levels of parent batches; stopped handing its "
                      "outcome up", update.bid, MAX_DEPTH)
+
+    def owe_success(self, raw: str, item: SettleItem) -> None:
+        """Settle this success before the job ``raw`` is acknowledged."""
+        with self._lock:
+            self._owed[raw] = item
+
+    def settle_before_ack(self, raws: Sequence[str]) -> None:
+        """Settle the successes owed for ``raws`` in one round trip, then hand finished
+        batches up; forgotten only once all of it is written (an error propagates: the
+        ack waits, and is retried with this)."""
+        with self._lock:
+            owed = [(raw, self._owed[raw]) for raw in raws if raw in self._owed]
+        if not owed:
+            return
+        updates = self.store.settle_many([item for _, item in owed], self.app.clock(),
+                                         self.options.ttl)
+        for update in updates:
+            if update.cancelled:
+                self.note_cancelled(update.bid)
+            self.hand_up(update)
+        with self._lock:
+            for raw, _ in owed:
+                self._owed.pop(raw, None)
 
     def _settle_once(self, bid: str, member: str, outcome: BatchOutcome,
                      callback_queue: str) -> BatchUpdate:

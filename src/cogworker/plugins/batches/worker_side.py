@@ -1,8 +1,10 @@
 """The worker's part: settle each batch job's outcome before it is acknowledged.
 
-A batch job's run is wrapped by the plugin's server middleware: after the job returns,
-``success`` is recorded; after it raises, ``failure`` (or ``dead`` on its last allowed
-attempt), all before the worker acknowledges it. A crash after the settle and before the
+A batch job's run is wrapped by the plugin's server middleware: after it raises,
+``failure`` (or ``dead`` on its last allowed attempt) is recorded at once; after it
+returns, ``success`` is owed and recorded by ``cogworker_before_ack``, with the other
+successes of the same ack batch in one round trip, just before the worker acknowledges
+them (outside a worker, in the test modes, at once). A crash after the settle and before the
 ack runs the job again, and its second settle changes nothing (the step is idempotent per
 jid). Deaths decided elsewhere (``retry_in`` answering ``"kill"`` or ``"discard"``, a job
 orphaned too often) arrive through the job-event hooks and settle ``dead`` the same way;
@@ -20,6 +22,7 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from cogworker.core.broker.batches import SettleItem
 from cogworker.core.payload import max_retries
 from cogworker.plugins.batches.building import BID_FIELD, QUEUE_FIELD
 from cogworker.plugins.batches.errors import BatchSettleError
@@ -68,7 +71,10 @@ def run_batch_job(runtime: BatchesRuntime, ctx: JobContext, bid: str,
     except BaseException:
         settle_quietly(runtime, job, "dead" if _last_attempt(job) else "failure")
         raise
-    runtime.settle(bid, jid, "success", queue)
+    if runtime.defer_success:  # a worker: settled with its ack batch, before the ack
+        runtime.owe_success(ctx.raw, SettleItem(bid, jid, "success", queue))
+    else:
+        runtime.settle(bid, jid, "success", queue)
     return result
 
 

@@ -19,6 +19,7 @@ from cogworker.core.broker.batches import (
     BatchUpdate,
     CallbackKind,
     MemberState,
+    SettleItem,
     record_from_fields,
     spec_fields,
 )
@@ -108,6 +109,12 @@ class MemoryBatchStore:
             batch = self._batches.setdefault(bid, _Batch())
             batch.settle(member, outcome)
             return self._fire(bid, batch, callback_queue, now)
+
+    def settle_many(self, items: Sequence[SettleItem], now: float, ttl: float
+                    ) -> list[BatchUpdate]:
+        with self._state.lock:
+            return [self.settle(item.bid, item.member, item.outcome, now, ttl,
+                                item.callback_queue) for item in items]
 
     def _fire(self, bid: str, batch: _Batch, queue: str, now: float) -> BatchUpdate:
         fields = batch.fields
