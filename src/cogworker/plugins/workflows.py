@@ -12,7 +12,8 @@ the other in one atomic step guarded by the stored result: a step run again afte
   fails the workflow at that step, clearly (its record says so, an ERROR line too); the
   step itself is acknowledged, not retried: running it again would return the same.
 * A step that dies (no retries left, killed, discarded, dropped unrun for its
-  ``expires_at``) fails the workflow at that step; the steps after it never run.
+  ``expires_at``) fails the workflow at that step; the steps after it never run. So does
+  the death of the plugin's own jobs (a chord's unlock, a group's launch).
 * Storing a result needs the broker: while it is unreachable the middleware retries for
   about three seconds, then raises, so the step fails and is retried as any failure (the
   result, and the next push, are then written by the retry).
@@ -129,16 +130,35 @@ def cogworker_server_middleware(app: PluginHost) -> ServerMiddleware:
     return _server_middleware(app)
 
 
+def _place(job: Payload) -> tuple[str, int, float] | None:
+    """(workflow id, step, TTL) of a job that belongs to a workflow: a step (its
+    ``workflow`` field), or one of the plugin's own jobs (their arguments name it)."""
+    if MARKER in job:
+        marker = _marker(job)
+        return None if marker is None else (marker.workflow_id, marker.step, marker.ttl)
+    args, name = job.get("args"), job.get("class")
+    try:
+        if name == CHORD_UNLOCK and isinstance(args, list):
+            return str(args[2]), int(args[6]), float(args[3])
+        if name == GROUP_LAUNCH and isinstance(args, list):
+            spec = args[1]
+            return str(spec["id"]), int(spec["step"]), float(spec["ttl"])
+    except (IndexError, KeyError, TypeError, ValueError):
+        logger.error("jid=%s (%s) has malformed arguments: %.200r", job.get("jid"), name, args)
+    return None
+
+
 def _stop(app: PluginHost, job: Payload, why: str) -> None:
-    marker = _marker(job) if MARKER in job else None
-    if marker is None:
+    """A workflow's job dies: its workflow fails at that step (its later steps never run)."""
+    place = _place(job) if MARKER in job or job.get("class") in (CHORD_UNLOCK,
+                                                                   GROUP_LAUNCH) else None
+    store = _store(app) if place is not None else None
+    if place is None or store is None:
         return
-    store = _store(app)
-    if store is None:
-        return
-    error = f"step {marker.step + 1} ({job.get('class')} jid={job.get('jid')}) {why}"
-    if store.fail(marker.workflow_id, marker.step, error, marker.ttl):
-        logger.warning("workflow %s failed: %s", marker.workflow_id, error)
+    workflow_id, step, ttl = place
+    error = f"step {step + 1} ({job.get('class')} jid={job.get('jid')}) {why}"
+    if store.fail(workflow_id, step, error, ttl):
+        logger.warning("workflow %s failed: %s", workflow_id, error)
 
 
 def _reason(verb: str, exception: BaseException) -> str:

@@ -19,6 +19,7 @@ import uuid
 from cogworker.core.payload import Payload, complete
 from cogworker.core.signatures import Signature
 from cogworker.plugins.batches.building import new_bid
+from cogworker.plugins.batches.runtime import runtime_of
 from cogworker.workflows.errors import WorkflowError
 from cogworker.workflows.groups import Group
 from cogworker.workflows.host import options_of, plugin_host, result_store
@@ -71,12 +72,15 @@ class Chain:
         """Start the chain: record it, push its first step; returns its handle.
 
         Raises :class:`WorkflowError` when the workflows plugin is not active or the
-        broker keeps no results, and the broker's errors when the push fails.
+        broker keeps no results, ``BatchError`` when the chain holds a group and the
+        batches plugin is not active, and the broker's errors when the push fails.
         """
         first_step = self.steps[0]
         assert isinstance(first_step, Signature)  # checked by _signatures
         app = plugin_host(first_step.host)
         ttl = options_of(app).result_ttl
+        if any(isinstance(step, Group) for step in self.steps):
+            runtime_of(app)  # a group runs as a batch: BatchError when batches is off
         store = result_store(app)
         now = app.clock()
         first: Payload = first_step.payload(now, with_result=False)
