@@ -53,7 +53,8 @@ def cogworker_job_died(app: PluginHost, job: Payload, exception: BaseException) 
     Failure policy: isolated.
 
     Implemented by builtin: status (``failed``), attempts (a ``dead`` or ``killed`` entry;
-    the engine releases locks itself before this).
+    the engine releases locks itself before this), workflows (a workflow step's death
+    fails its workflow).
 
     Example::
 
@@ -103,7 +104,8 @@ def cogworker_job_expired(app: PluginHost, job: Payload, late: float) -> None:
 
     Failure policy: isolated.
 
-    Implemented by builtin: status (``expired``).
+    Implemented by builtin: status (``expired``), workflows (a step dropped unrun fails its
+    workflow).
 
     Example::
 
@@ -127,7 +129,8 @@ def cogworker_job_discarded(app: PluginHost, job: Payload, exception: BaseExcept
 
     Failure policy: isolated.
 
-    Implemented by builtin: ``status`` (``failed``), ``attempts`` (a ``discarded`` entry).
+    Implemented by builtin: ``status`` (``failed``), ``attempts`` (a ``discarded`` entry),
+    ``workflows`` (a discarded step fails its workflow).
 
     Example::
 

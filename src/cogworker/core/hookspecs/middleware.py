@@ -59,7 +59,9 @@ def cogworker_server_middleware(app: PluginHost) -> ServerMiddleware | None:
 
     Implemented by builtin: history, metrics (``tryfirst``: outermost, so each times every
     run), status (``working``, then ``complete`` or the failure), otel (the
-    ``process <queue>`` span).
+    ``process <queue>`` span), workflows (``trylast``: innermost, it stores a workflow
+    step's result and pushes the next step before any other middleware hears of the
+    success).
 
     Example::
 
