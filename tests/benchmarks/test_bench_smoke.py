@@ -6,6 +6,7 @@ No figure is checked: speed is shown by the benchmark itself, never asserted in 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -198,3 +199,20 @@ def test_plugin_cost_needs_a_variant() -> None:
                           capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 2
     assert "--variant" in done.stderr
+
+
+@pytest.mark.slow
+def test_the_batches_benchmark_prints_its_three_rows(redis_server_binary: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks.batches", "--n", "200", "--size", "50",
+         "--runs", "1"],
+        cwd=ROOT, capture_output=True, text=True, timeout=110, check=False,
+        env={**os.environ, "COGWORKER_REDIS_SERVER": redis_server_binary},
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+    header, *rows = _table_rows(done.stdout)
+    assert header[0] == "jobs" and "run: settle round trips/job" in header
+    assert [row[0] for row in rows] == ["outside a batch, plugin off", "outside a batch",
+                                        "in batches"]
+    assert rows[0][5] == rows[1][5] == "0.000"  # no settle outside a batch

@@ -58,6 +58,7 @@ BUILTIN_MODULES = {
     "history": "cogworker.plugins.history",
     "otel": "cogworker.plugins.otel",
     "metrics": "cogworker.plugins.metrics",
+    "batches": "cogworker.plugins.batches",
     "workflows": "cogworker.plugins.workflows",
 }
 

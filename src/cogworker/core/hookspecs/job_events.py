@@ -53,8 +53,8 @@ def cogworker_job_died(app: PluginHost, job: Payload, exception: BaseException) 
     Failure policy: isolated.
 
     Implemented by builtin: status (``failed``), attempts (a ``dead`` or ``killed`` entry;
-    the engine releases locks itself before this), workflows (a workflow step's death
-    fails its workflow).
+    the engine releases locks itself before this), batches (a death in the job's batch),
+    workflows (a workflow step's death fails its workflow).
 
     Example::
 
@@ -104,8 +104,8 @@ def cogworker_job_expired(app: PluginHost, job: Payload, late: float) -> None:
 
     Failure policy: isolated.
 
-    Implemented by builtin: status (``expired``), workflows (a step dropped unrun fails its
-    workflow).
+    Implemented by builtin: status (``expired``), batches (counts as a success in the
+    job's batch, as in Sidekiq Pro), workflows (a step dropped unrun fails its workflow).
 
     Example::
 
@@ -130,7 +130,8 @@ def cogworker_job_discarded(app: PluginHost, job: Payload, exception: BaseExcept
     Failure policy: isolated.
 
     Implemented by builtin: ``status`` (``failed``), ``attempts`` (a ``discarded`` entry),
-    ``workflows`` (a discarded step fails its workflow).
+    ``batches`` (counts as a death in the job's batch), ``workflows`` (a discarded step
+    fails its workflow).
 
     Example::
 

@@ -22,7 +22,7 @@ def cogworker_startup(worker: WorkerHandle) -> None:
     Failure policy: isolated.
 
     Implemented by builtin: status, history, metrics (each starts its once-a-second
-    writer).
+    writer), batches (settles successes with the acks from now on).
 
     Example::
 
@@ -40,7 +40,8 @@ def cogworker_heartbeat(worker: WorkerHandle) -> None:
 
     Failure policy: isolated; a failing implementation never fails the beat.
 
-    Implemented by builtin: unique, periodic-locks (retry deferred releases, keep locks).
+    Implemented by builtin: unique, periodic-locks (retry deferred releases, keep locks),
+    batches (re-reads the cancelled batches).
 
     Example::
 
@@ -61,7 +62,7 @@ def cogworker_shutdown(worker: WorkerHandle) -> None:
 
     Implemented by builtin: unique, periodic-locks (a last try at deferred releases),
     status (running jobs become ``interrupted``; its last write), history, metrics (their
-    last write).
+    last write), batches (settles at once again).
 
     Example::
 

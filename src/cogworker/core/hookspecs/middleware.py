@@ -30,7 +30,7 @@ def cogworker_client_middleware(app: PluginHost) -> ClientMiddleware | None:
 
     Implemented by builtin: status (``queued``/``scheduled`` after the push), otel (the
     ``send <queue>`` span, which writes the payload's ``otel`` field; unique locks have
-    their own hooks, called first).
+    their own hooks, called first), batches (holds the pushes of an open batch block).
 
     Example::
 
@@ -59,9 +59,9 @@ def cogworker_server_middleware(app: PluginHost) -> ServerMiddleware | None:
 
     Implemented by builtin: history, metrics (``tryfirst``: outermost, so each times every
     run), status (``working``, then ``complete`` or the failure), otel (the
-    ``process <queue>`` span), workflows (``trylast``: innermost, it stores a workflow
-    step's result and pushes the next step before any other middleware hears of the
-    success).
+    ``process <queue>`` span), batches (settles a batch job's failure; skips a cancelled
+    batch's jobs), workflows (``trylast``: innermost, it stores a workflow step's result
+    and pushes the next step before any other middleware hears of the success).
 
     Example::
 

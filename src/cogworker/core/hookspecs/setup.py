@@ -49,9 +49,9 @@ def cogworker_configure(app: PluginHost) -> None:
     Failure policy: propagates (a plugin that cannot configure itself stops start-up).
 
     Implemented by builtin: unique, periodic-locks (their per-app state), reliable, redis,
-    status, attempts, history, metrics (each checks its ``plugin_options``), otel (its
-    options, and the ``cogworker[otel]`` extra it needs), workflows (its options, and the
-    jobs it registers).
+    status, attempts, history, metrics, batches (each checks its ``plugin_options``), otel
+    (its options, and the ``cogworker[otel]`` extra it needs), workflows (its options, and
+    the jobs it registers).
 
     Example::
 

@@ -36,7 +36,7 @@ def cogworker_web_tabs(app: PluginHost) -> Sequence[object] | None:
     Failure policy: propagates (the dashboard does not start with a broken tab).
 
     Implemented by builtin: web-tabs (Overview, Jobs, Schedules, Workers, Locks; the
-    dashboard registers it itself when it is built).
+    dashboard registers it itself when it is built), batches (the Batches tab).
 
     Example::
 
