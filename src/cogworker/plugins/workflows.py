@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("cogworker.plugin.workflows")
 
+
 @hookimpl
 def cogworker_configure(app: PluginHost) -> None:
     app.extras[OPTIONS_KEY] = WorkflowOptions.parse(app.options(PLUGIN_NAME))
