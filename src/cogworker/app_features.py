@@ -20,11 +20,12 @@ if TYPE_CHECKING:
     from cogworker.core.broker import Attempt
     from cogworker.plugins.batches import Batch
     from cogworker.plugins.limits.limiter import Limiter
+    from cogworker.workflows.results import JobResult
 
 
 class AppFeatures:
     """``app.cancel``, ``app.status``, ``app.attempts``, ``app.batch``, ``app.batches``,
-    ``app.limiter``, ``app.limits``, ``app.history``."""
+    ``app.result``, ``app.limiter``, ``app.limits``, ``app.history``."""
 
     @property
     def _app(self) -> App:
@@ -48,6 +49,13 @@ class AppFeatures:
         from cogworker.api.status import job_attempts
 
         return job_attempts(self._app, jid)
+
+    def result(self, jid: str) -> JobResult:
+        """The stored result of workflow step ``jid`` (``workflows`` plugin):
+        ``app.result(jid).get(timeout=5)``. Only steps of a workflow have one."""
+        from cogworker.workflows.results import JobResult
+
+        return JobResult(self._app, jid)
 
     @property
     def limiter(self) -> Limiter:

@@ -216,3 +216,21 @@ def test_the_batches_benchmark_prints_its_three_rows(redis_server_binary: str) -
     assert [row[0] for row in rows] == ["outside a batch, plugin off", "outside a batch",
                                         "in batches"]
     assert rows[0][5] == rows[1][5] == "0.000"  # no settle outside a batch
+
+
+@pytest.mark.slow
+def test_the_workflows_benchmark_prints_its_three_rows(redis_server_binary: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks.workflows", "--n", "200", "--length", "10",
+         "--width", "50", "--runs", "1"],
+        cwd=ROOT, capture_output=True, text=True, timeout=110, check=False,
+        env={**os.environ, "COGWORKER_REDIS_SERVER": redis_server_binary},
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+    header, *rows = _table_rows(done.stdout)
+    assert header[0] == "jobs" and "run: EVALSHA/job" in header
+    assert [row[0] for row in rows] == ["plain jobs", "chain steps (10 a chain)",
+                                        "chord members (50 a chord)"]
+    evalsha = header.index("run: EVALSHA/job")
+    assert float(rows[1][evalsha]) > float(rows[0][evalsha])  # one finishing script a step

@@ -61,6 +61,7 @@ BUILTIN_MODULES = {
     "cancel": "cogworker.plugins.cancel",
     "limits": "cogworker.plugins.limits",
     "batches": "cogworker.plugins.batches",
+    "workflows": "cogworker.plugins.workflows",
 }
 
 

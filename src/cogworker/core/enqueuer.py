@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol
 from typing_extensions import ParamSpec
 
 from cogworker.core.payload import Payload, check_json_args, complete, resolve_at
+from cogworker.core.signatures import Signature
 
 if TYPE_CHECKING:
     from cogworker.core.job import JobDefinition
@@ -122,6 +123,17 @@ class Enqueuer(Generic[P]):
         self._app.registry.check_overrides(self._definition, overrides)
         return Enqueuer(self._app, self._definition, {**self._overrides, **overrides},
                         self._defer)
+
+    def s(self, *args: Any, **kwargs: Any) -> Signature:
+        """This call as a workflow step that takes the previous step's result in front of
+        ``args`` (see :mod:`cogworker.core.signatures`); checked now."""
+        return Signature.of(self._app, self._definition, args, kwargs, self._overrides,
+                            immutable=False)
+
+    def si(self, *args: Any, **kwargs: Any) -> Signature:
+        """This call as a workflow step that never takes the previous step's result."""
+        return Signature.of(self._app, self._definition, args, kwargs, self._overrides,
+                            immutable=True)
 
     def on_commit(self, using: object = None) -> Enqueuer[P]:
         """The same job, pushed only once the current database transaction commits.

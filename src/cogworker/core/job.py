@@ -27,6 +27,7 @@ from cogworker.core.errors import JobDefinitionError
 from cogworker.core.job_options import check_reserved, stays_on_definition
 from cogworker.core.job_signature import CallSignature
 from cogworker.core.payload import DEFAULT_QUEUE, Payload, check_json_args
+from cogworker.core.signatures import Signature
 
 UNIQUE_MODES = ("until_executed", "until_executing", "while_executing")
 
@@ -177,6 +178,14 @@ class JobFunction(Generic[P, R]):
     def on_commit(self, using: object = None) -> Enqueuer[P]:
         """Enqueue calls that push once the transaction commits (:meth:`Enqueuer.on_commit`)."""
         return self._enqueuer().on_commit(using)
+
+    def s(self, *args: Any, **kwargs: Any) -> Signature:
+        """A workflow step taking the previous step's result first (:meth:`Enqueuer.s`)."""
+        return self._enqueuer().s(*args, **kwargs)
+
+    def si(self, *args: Any, **kwargs: Any) -> Signature:
+        """A workflow step that never takes the previous result (:meth:`Enqueuer.si`)."""
+        return self._enqueuer().si(*args, **kwargs)
 
     def perform_on_commit(self, *args: P.args, **kwargs: P.kwargs) -> str | None:
         """Enqueue once the default transaction commits (:meth:`Enqueuer.on_commit`)."""
@@ -343,6 +352,16 @@ class Job:
     def set(cls: type[_PerformsWith[P]], **overrides: Any) -> Enqueuer[P]:
         """The same job with options changed for the next call only (:meth:`Enqueuer.set`)."""
         return _class_enqueuer(cls).set(**overrides)
+
+    @classmethod
+    def s(cls: type[_PerformsWith[P]], *args: Any, **kwargs: Any) -> Signature:
+        """A workflow step taking the previous step's result first (:meth:`Enqueuer.s`)."""
+        return _class_enqueuer(cls).s(*args, **kwargs)
+
+    @classmethod
+    def si(cls: type[_PerformsWith[P]], *args: Any, **kwargs: Any) -> Signature:
+        """A workflow step that never takes the previous result (:meth:`Enqueuer.si`)."""
+        return _class_enqueuer(cls).si(*args, **kwargs)
 
     @classmethod
     def on_commit(cls: type[_PerformsWith[P]], using: object = None) -> Enqueuer[P]:

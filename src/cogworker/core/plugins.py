@@ -43,7 +43,7 @@ logger = logging.getLogger(__name__)
 ENTRY_POINT_GROUP = "cogworker"
 BUILTIN_PLUGINS: tuple[str, ...] = ("basic", "reliable", "redis", "unique", "periodic-locks",
                                   "memory", "status", "attempts", "history", "otel",
-                                  "metrics", "cancel", "limits", "batches")
+                                  "metrics", "cancel", "limits", "batches", "workflows")
 """The entry points cogworker's own metadata declares: only to tell a broken install."""
 LOCAL_SUFFIX = ":"
 LOCAL_DISTRIBUTION = "(local module)"

@@ -26,10 +26,11 @@ LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 LOG_FORMATS = ("text", "json")
 DEACTIVATE_PREFIX = "no:"
 DEFAULT_PLUGINS: tuple[str, ...] = ("redis", "unique", "periodic-locks", "metrics", "cancel",
-                                    "limits", "batches")
+                                    "limits", "batches", "workflows")
 """The default of ``default_plugins``: the Redis broker, unique jobs, cron locks, metrics,
-cancellation, limiters and batches (the fetch plugin, ``fetch``, comes on top). Each of the
-last four costs a job that does not use it no Redis command (docs/explanation/performance.md)."""
+cancellation, limiters, batches and workflows (the fetch plugin, ``fetch``, comes on top).
+Each of the last five costs a job that does not use it no Redis command
+(docs/explanation/performance.md)."""
 PROVENANCE = "provenance"  # marks the one field that is not a setting
 MAX_CONCURRENCY = 1000
 DEFAULT_PUSH_BUSY_WAIT = 50e-6  # see cogworker.redis.line_socket

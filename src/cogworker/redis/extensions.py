@@ -19,6 +19,7 @@ from cogworker.core.broker import (
     HISTORY,
     LIMITS,
     METRICS,
+    RESULTS,
     STATUS,
     Extension,
 )
@@ -29,6 +30,7 @@ from cogworker.redis.history_store import RedisHistoryStore
 from cogworker.redis.keys import KeySchema
 from cogworker.redis.limits_store import RedisLimitStore
 from cogworker.redis.metrics_store import RedisMetricsStore
+from cogworker.redis.results_store import RedisResultStore
 from cogworker.redis.scripts import Scripts
 from cogworker.redis.status_store import RedisStatusStore
 
@@ -43,5 +45,6 @@ def build_extensions(client: redis.Redis, keys: KeySchema,
     extensions[METRICS] = RedisMetricsStore(client, keys, scripts)
     extensions[CANCELLATIONS] = RedisCancellationStore(client, keys, scripts)
     extensions[LIMITS] = RedisLimitStore(client, keys, scripts)
+    extensions[RESULTS] = RedisResultStore(client, keys, scripts)
     extensions[BATCHES] = RedisBatchStore(client, keys, scripts)
     return extensions

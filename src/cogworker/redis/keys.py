@@ -231,6 +231,15 @@ class KeySchema:
     def cancel_channel(self) -> str:
         """Pub/sub channel announcing each cancelled jid to running workers."""
         return self._k("cancel")
+    # workflows (see cogworker.redis.results_store) ------------------------------------
+    def result(self, jid: str) -> str:
+        """The stored result (JSON text) of the workflow step ``jid``."""
+        return self._k("result", jid)
+
+    def workflow(self, workflow_id: str) -> str:
+        """The record (hash) of workflow ``workflow_id``."""
+        return self._k("workflow", workflow_id)
+
     # batches (see cogworker.redis.batch_store) -----------------------------------------
     def batch(self, bid: str) -> str:
         """The hash of one batch (spec, callback templates, fired flags)."""

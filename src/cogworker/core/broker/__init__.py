@@ -134,6 +134,16 @@ from cogworker.core.broker.records import (
     UnitOfWork,
     Whereabouts,
 )
+from cogworker.core.broker.results import (
+    RESULTS,
+    WORKFLOW_STATES,
+    FinishedStep,
+    FinishOutcome,
+    NextStep,
+    ResultStore,
+    WorkflowRecord,
+    WorkflowState,
+)
 from cogworker.core.broker.sets import DEFER_DELAY, GraduationReport, JobSets, SetEntry
 from cogworker.core.broker.stats import THROUGHPUT_HOURS_KEPT, HourlyCount, StatsStore, StatsTotals
 from cogworker.core.broker.status import (
@@ -164,6 +174,7 @@ __all__ = [
     "METRICS",
     "NO_URL",
     "ORPHAN_COUNTER_TTL",
+    "RESULTS",
     "RUN_STATUSES",
     "SIGNALS",
     "SORTED_SET_NAMES",
@@ -171,6 +182,7 @@ __all__ = [
     "STATUS",
     "THROUGHPUT_HOURS_KEPT",
     "WAITING_PLACES",
+    "WORKFLOW_STATES",
     "Admission",
     "Attempt",
     "AttemptOutcome",
@@ -189,6 +201,8 @@ __all__ = [
     "DailyCount",
     "Extension",
     "Fetcher",
+    "FinishOutcome",
+    "FinishedStep",
     "GraduatedSetName",
     "GraduationReport",
     "HeldJobStore",
@@ -212,6 +226,7 @@ __all__ = [
     "LockStore",
     "MetricsBatch",
     "MetricsStore",
+    "NextStep",
     "PeriodicStore",
     "ProcessRecord",
     "ProcessRegistry",
@@ -220,6 +235,7 @@ __all__ = [
     "RecoveryOptions",
     "RecoveryReport",
     "Relock",
+    "ResultStore",
     "RunningJob",
     "RunningTotals",
     "SearchHit",
@@ -244,6 +260,8 @@ __all__ = [
     "Whereabouts",
     "WindowBucket",
     "WorkRecord",
+    "WorkflowRecord",
+    "WorkflowState",
     "running_lock_name",
     "scheme_owners",
     "unknown_scheme_error",

@@ -53,7 +53,8 @@ def cogworker_job_died(app: PluginHost, job: Payload, exception: BaseException) 
     Failure policy: isolated.
 
     Implemented by builtin: status (``failed``), attempts (a ``dead`` or ``killed`` entry;
-    the engine releases locks itself before this), batches (a death in the job's batch).
+    the engine releases locks itself before this), batches (a death in the job's batch),
+    workflows (a workflow step's death fails its workflow).
 
     Example::
 
@@ -105,7 +106,7 @@ def cogworker_job_expired(app: PluginHost, job: Payload, late: float) -> None:
 
     Implemented by builtin: status (``expired``), history (an ``expired`` record), metrics
     (a count per class), batches (counts as a success in the job's batch, as in Sidekiq
-    Pro).
+    Pro), workflows (a step dropped unrun fails its workflow).
 
     Example::
 
@@ -134,7 +135,8 @@ def cogworker_job_cancelled(app: PluginHost, job: Payload, when: str) -> None:
 
     Implemented by builtin: status (``cancelled``), history (a ``cancelled`` record for a
     job that never ran; a run that was stopped is recorded by its middleware), metrics (a
-    count per class), batches (a cancelled member counts as dead).
+    count per class), batches (a cancelled member counts as dead), workflows (a cancelled
+    step fails its workflow).
 
     Example::
 
@@ -158,7 +160,8 @@ def cogworker_job_discarded(app: PluginHost, job: Payload, exception: BaseExcept
     Failure policy: isolated.
 
     Implemented by builtin: ``status`` (``failed``), ``attempts`` (a ``discarded`` entry),
-    ``batches`` (counts as a death in the job's batch).
+    ``batches`` (counts as a death in the job's batch), ``workflows`` (a discarded step
+    fails its workflow).
 
     Example::
 

@@ -63,7 +63,9 @@ def cogworker_server_middleware(app: PluginHost) -> ServerMiddleware | None:
     signal, and ``JobCancelled`` out of a run that was told to stop), limits (a
     ``wrapper``: when some job declares limits, its middleware goes first, outside every
     other, so an over-limit job is no run for them), batches (settles a batch job's
-    failure; skips a cancelled batch's jobs).
+    failure; skips a cancelled batch's jobs), workflows (``trylast``: innermost, it stores
+    a workflow step's result and pushes the next step before any other middleware hears of
+    the success).
 
     Example::
 

@@ -50,7 +50,8 @@ def cogworker_configure(app: PluginHost) -> None:
 
     Implemented by builtin: unique, periodic-locks (their per-app state), reliable, redis,
     status, attempts, history, metrics, cancel, limits, batches (each checks its
-    ``plugin_options``), otel (its options, and the ``cogworker[otel]`` extra it needs).
+    ``plugin_options``), otel (its options, and the ``cogworker[otel]`` extra it needs),
+    workflows (its options, and the jobs it registers).
 
     Example::
 

@@ -16,6 +16,7 @@ from cogworker.core.broker import (
     HISTORY,
     LIMITS,
     METRICS,
+    RESULTS,
     STATUS,
     Extension,
 )
@@ -25,6 +26,7 @@ from cogworker.testing.memory_broker.cancellation import MemoryCancellationStore
 from cogworker.testing.memory_broker.history import MemoryHistory
 from cogworker.testing.memory_broker.limits import MemoryLimitStore
 from cogworker.testing.memory_broker.metrics import MemoryMetrics
+from cogworker.testing.memory_broker.results import MemoryResultStore
 from cogworker.testing.memory_broker.state import MemoryState
 from cogworker.testing.memory_broker.status import MemoryStatusStore
 
@@ -38,5 +40,6 @@ def build_extensions(state: MemoryState) -> dict[Extension[Any], object]:
     extensions[METRICS] = MemoryMetrics(state)
     extensions[CANCELLATIONS] = MemoryCancellationStore(state)
     extensions[LIMITS] = MemoryLimitStore(state)
+    extensions[RESULTS] = MemoryResultStore(state)
     extensions[BATCHES] = MemoryBatchStore(state)
     return extensions
