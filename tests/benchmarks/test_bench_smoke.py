@@ -198,3 +198,29 @@ def test_plugin_cost_needs_a_variant() -> None:
                           capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 2
     assert "--variant" in done.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("tool", ["cpu", "cprofile"])
+def test_hot_path_prints_the_figure_per_job(redis_server_binary: str, tool: str,
+                                            tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks.hot_path", "--n", "50", "--runs", "1",
+         "--plugins", "status,history", "--tool", tool, "--keep", str(tmp_path)],
+        cwd=ROOT, capture_output=True, text=True, timeout=110, check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+    assert "plugins=status,history n=50 runs=1" in done.stdout
+    assert "CPU µs per job: median " in done.stdout
+    if tool == "cprofile":  # every thread's share is in the worker's log, and the profile
+        log = (tmp_path / "full-0.log").read_text()
+        assert "thread cogworker-processor:" in log
+        assert (tmp_path / "full-0.pstats").stat().st_size > 0
+
+
+def test_hot_path_refuses_zero_jobs() -> None:
+    done = subprocess.run([sys.executable, "-m", "benchmarks.hot_path", "--n", "0"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 2
+    assert "--n" in done.stderr

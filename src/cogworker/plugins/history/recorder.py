@@ -1,10 +1,11 @@
 """The ``history`` plugin's recorder: one record per run, gathered in memory, written in batches.
 
-The server middleware times each run and hands its record to :class:`HistoryRecorder`,
-which keeps it in a buffer; a :class:`~cogworker.core.background_flush.BackgroundFlush`
-thread, started with the worker, writes the buffer in one broker call a second (at most
-:data:`BATCH` records a call). Outside a worker (no flush thread: inline test mode, a
-script running jobs by hand) each record is written at once. A write that fails puts its
+The server middleware times each run and hands it to :class:`HistoryRecorder`, which
+keeps it (a tuple, or a record already made: see the class) until a
+:class:`~cogworker.core.background_flush.BackgroundFlush` thread, started with the worker,
+writes them in one broker call a second (at most :data:`BATCH` records a call). Outside
+a worker (no flush thread: inline test mode, a script running jobs by hand) each record is
+written at once. A write that fails puts its
 records back (at most ``max_buffered`` are kept, the oldest dropped) and is reported
 through the flush thread's outage log: never to the job.
 """
