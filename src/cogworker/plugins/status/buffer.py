@@ -180,13 +180,13 @@ class StatusBuffer:
 
     def stop(self) -> None:
         """Write what is buffered and stop listening (a worker's shutdown)."""
+        self._buffering = False  # a change made during the last write is written at once
         flusher = self._flusher
         if flusher is not None:
             flusher.stop()
         else:
             self.flush_now()
         with self._lock:
-            self._buffering = False
             self._closed = True
             self._entries.clear()
             self._changes.clear()
