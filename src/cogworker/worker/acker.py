@@ -12,7 +12,6 @@ from __future__ import annotations
 import collections
 import logging
 import threading
-import time
 
 from cogworker.core.broker import UnitOfWork
 from cogworker.worker.settlement import Settler
@@ -20,9 +19,6 @@ from cogworker.worker.settlement import Settler
 logger = logging.getLogger("cogworker.acker")
 
 MAX_BATCH = 200
-ACK_LINGER = 0.002
-"""Seconds the acker lets a small batch fill before writing it: under load a few more acks
-share the round trip (one script call, fewer wake-ups) for a delay no one waits on."""
 
 
 class AckBatcher:
@@ -32,7 +28,6 @@ class AckBatcher:
         self._queue: collections.deque[UnitOfWork] = collections.deque()
         self._in_flight: list[UnitOfWork] = []
         self._cond = threading.Condition()
-        self._waiting = False  # the thread waits for work: a submit wakes it
         self._stopping = False
         self._thread = threading.Thread(target=self._run, name="cogworker-acker", daemon=True)
         self._thread.start()
@@ -40,8 +35,7 @@ class AckBatcher:
     def submit(self, work: UnitOfWork) -> None:
         with self._cond:
             self._queue.append(work)
-            if self._waiting:  # not while it lets a batch fill
-                self._cond.notify()
+            self._cond.notify()
 
     def pending_raws(self) -> set[str]:
         """Finished jobs whose ack is not written yet (reconcile must not call them strays)."""
@@ -52,15 +46,9 @@ class AckBatcher:
         while True:
             with self._cond:
                 while not self._queue and not self._stopping:
-                    self._waiting = True
                     self._cond.wait()
-                    self._waiting = False
                 if not self._queue and self._stopping:
                     return
-                filling = len(self._queue) < self._max_batch and not self._stopping
-            if filling:
-                time.sleep(ACK_LINGER)
-            with self._cond:
                 count = min(len(self._queue), self._max_batch)
                 self._in_flight = [self._queue.popleft() for _ in range(count)]
             try:
