@@ -5,8 +5,10 @@ No figure is checked: speed is shown by the benchmark itself, never asserted in 
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -234,3 +236,35 @@ def test_the_workflows_benchmark_prints_its_three_rows(redis_server_binary: str)
                                         "chord members (50 a chord)"]
     evalsha = header.index("run: EVALSHA/job")
     assert float(rows[1][evalsha]) > float(rows[0][evalsha])  # one finishing script a step
+@pytest.mark.parametrize("tool", ["cpu", "cprofile"])
+def test_hot_path_prints_the_figure_per_job(redis_server_binary: str, tool: str,
+                                            tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks.hot_path", "--n", "50", "--runs", "1",
+         "--plugins", "status,history", "--tool", tool, "--keep", str(tmp_path)],
+        cwd=ROOT, capture_output=True, text=True, timeout=110, check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+    assert "plugins=status,history n=50 runs=1" in done.stdout
+    assert "CPU µs per job: median " in done.stdout
+    if tool == "cprofile":  # every thread's share is in the worker's log, and the profile
+        log = (tmp_path / "full-0.log").read_text()
+        assert "thread cogworker-processor:" in log
+        assert (tmp_path / "full-0.pstats").stat().st_size > 0
+
+
+def test_hot_path_refuses_zero_jobs() -> None:
+    done = subprocess.run([sys.executable, "-m", "benchmarks.hot_path", "--n", "0"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 2
+    assert "--n" in done.stderr
+
+
+def test_the_run_script_parses_and_each_subcommand_names_a_benchmark_module() -> None:
+    script = ROOT / "benchmarks" / "run"
+    subprocess.run(["bash", "-n", str(script)], check=True)  # a missing `fi` fails here
+    modules = re.findall(r"-m (benchmarks(?:\.\w+)?)", script.read_text())
+    assert len(modules) >= 8
+    for module in modules:
+        assert importlib.util.find_spec(module) is not None, module

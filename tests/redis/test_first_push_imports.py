@@ -40,6 +40,7 @@ NOT_ON_THE_PUSH_PATH = (
     "cogworker.redis.process_registry",
     "cogworker.redis.periodic_store",
     "cogworker.redis.locate",
+    "cogworker.core.background_flush",  # the bookkeeping plugins' writer: a worker's
     "ctypes",
 )
 

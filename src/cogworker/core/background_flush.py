@@ -45,12 +45,12 @@ class BackgroundFlush:
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
         self._start_lock = threading.Lock()
+        self._live = False  # the thread runs its loop: read per job, so a flag, not is_alive()
 
     @property
     def running(self) -> bool:
-        """True between :meth:`start` and :meth:`stop`."""
-        thread = self._thread
-        return thread is not None and thread.is_alive()
+        """True between :meth:`start` and :meth:`stop` (while the thread runs)."""
+        return self._live
 
     def start(self) -> None:
         """Start the thread (a second call while it runs does nothing)."""
@@ -59,6 +59,7 @@ class BackgroundFlush:
                 return
             self._stopping.clear()
             self._thread = threading.Thread(target=self._run, name=self._name, daemon=True)
+            self._live = True
             self._thread.start()
 
     def flush_soon(self) -> None:
@@ -78,6 +79,7 @@ class BackgroundFlush:
         """Stop the thread after one last flush (waits up to ``timeout`` seconds)."""
         with self._start_lock:
             thread, self._thread = self._thread, None
+            self._live = False
         self._stopping.set()
         self._wake.set()
         if thread is not None and thread is not threading.current_thread():
@@ -86,10 +88,15 @@ class BackgroundFlush:
             self.flush_now()
 
     def _run(self) -> None:
-        while not self._stopping.is_set():
-            self._wake.wait(self._interval)
-            self._wake.clear()
-            if self._stopping.is_set():
-                break
-            self.flush_now()
+        try:
+            while not self._stopping.is_set():
+                self._wake.wait(self._interval)
+                self._wake.clear()
+                if self._stopping.is_set():
+                    break
+                self.flush_now()
+        finally:
+            with self._start_lock:  # unless a stop() and a new start() came in between
+                if self._thread is threading.current_thread():
+                    self._live = False
         self.flush_now()  # after stop() was asked: everything added before it is written

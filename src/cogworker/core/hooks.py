@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, cast
 
 import pluggy
@@ -40,6 +40,10 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 # Hook-call tracing has one logger, whichever module emits the line (see load_plugins).
 trace_logger = logging.getLogger("cogworker.core.plugins")
+
+_Call = tuple[Callable[..., object], tuple[str, ...], tuple[str, ...], str]
+"""One implementation as :meth:`Hooks._notify` calls it: the function, the names of its
+positional and of its keyword arguments, the plugin's name."""
 
 TRACE_ENV = "COGWORKER_TRACE_PLUGINS"
 
@@ -87,6 +91,7 @@ class Hooks:
         """Wrap ``pm``; raises :class:`PluginError` for a wrapper on a notification hook."""
         self._pm = pm
         self._trace = tracing_requested() if trace is None else trace
+        self._plans: dict[str, tuple[list[pluggy.HookImpl], list[_Call]]] = {}
         _reject_notification_wrappers(pm)
 
     @classmethod
@@ -362,24 +367,39 @@ class Hooks:
 
         Each gets only the arguments it declares, as pluggy would pass them.
         """
-        caller: pluggy.HookCaller = getattr(self._pm.hook, hook_name)
-        for impl in reversed(caller.get_hookimpls()):
-            if impl.wrapper or impl.hookwrapper:
-                continue  # rejected at construction; only a late registration gets here
-            args = [kwargs[name] for name in impl.argnames]
-            optional = {name: kwargs[name] for name in impl.kwargnames if name in kwargs}
+        for function, argnames, kwargnames, plugin_name in self._calls(hook_name):
+            args = [kwargs[name] for name in argnames]
             if self._trace:
-                trace_logger.debug("hook %s: calling plugin %r", hook_name, impl.plugin_name)
+                trace_logger.debug("hook %s: calling plugin %r", hook_name, plugin_name)
             try:
-                impl.function(*args, **optional)
+                if kwargnames:
+                    function(*args, **{name: kwargs[name] for name in kwargnames
+                                       if name in kwargs})
+                else:
+                    function(*args)
             except Exception:
                 logger.exception(
                     "plugin %r raised in %s; the other plugins still run. Fix the plugin or "
                     "deactivate it with --plugin no:%s",
-                    impl.plugin_name,
+                    plugin_name,
                     hook_name,
-                    impl.plugin_name,
+                    plugin_name,
                 )
+
+    def _calls(self, hook_name: str) -> list[_Call]:
+        """What :meth:`_notify` calls for ``hook_name``, in order, read off its
+        implementations again only when they change (every job runs several)."""
+        impls = getattr(self._pm.hook, hook_name).get_hookimpls()
+        cached = self._plans.get(hook_name)
+        if cached is not None and cached[0] == impls:
+            return cached[1]
+        calls = [(impl.function, tuple(impl.argnames), tuple(impl.kwargnames),
+                  impl.plugin_name)
+                 for impl in reversed(impls)
+                 # rejected at construction; only a late registration has one
+                 if not (impl.wrapper or impl.hookwrapper)]
+        self._plans[hook_name] = (impls, calls)
+        return calls
 
 
 def _reject_notification_wrappers(pm: pluggy.PluginManager) -> None:

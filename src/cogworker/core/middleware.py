@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from cogworker.core.payload import Payload
@@ -84,11 +85,11 @@ def run_chain(
     ctx: C,
     innermost: Callable[[], T],
 ) -> T:
-    """Run ``chain`` around ``innermost``; element 0 is the outermost wrapper."""
+    """Run ``chain`` around ``innermost``; element 0 is the outermost wrapper.
 
-    def call(index: int) -> T:
-        if index == len(chain):
-            return innermost()
-        return chain[index](ctx, lambda: call(index + 1))
-
-    return call(0)
+    Each continuation is a :func:`functools.partial` of the next middleware, built inside
+    out (a job runs this: no closure or index arithmetic per step)."""
+    call_next: Callable[[], T] = innermost
+    for middleware in reversed(chain):
+        call_next = partial(middleware, ctx, call_next)
+    return call_next()

@@ -34,7 +34,7 @@ from cogworker.redis.keys import KeySchema
 from cogworker.redis.quarantine import KeyGuard
 from cogworker.redis.queue_store import blocking_seconds
 from cogworker.redis.replies import text, wire
-from cogworker.redis.requeue_keys import counter_key, requeue_target
+from cogworker.redis.requeue_keys import counter_key, requeue_target, settled_counter_key
 from cogworker.redis.scripts import Scripts
 
 logger = logging.getLogger(__name__)
@@ -125,7 +125,7 @@ class RedisHeldJobStore:
         superseded run's late release leaves the counter to the run that superseded it)."""
         if not works:
             return 0
-        counters = [counter_key(self._keys, work.raw) for work in works]
+        counters = [settled_counter_key(self._keys, work.raw) for work in works]
         return int(self._run("held_release", holder, counters, [wire(w.raw) for w in works]))
 
     def return_to_queue(self, holder: str, work: UnitOfWork,

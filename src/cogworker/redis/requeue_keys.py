@@ -106,6 +106,39 @@ def _lock_arguments(keys: KeySchema, claim: LockClaim | None,
         return None, "", 1
 
 
+_JID_FIELD = '"jid":"'
+
+
+def plain_jid(raw: str) -> str | None:
+    """The jid of a payload as cogworker writes it (compact JSON), read without parsing it;
+    None whenever that is not certain, and the caller parses.
+
+    Certain means: the text starts with ``{``, holds one ``"jid"`` and no other ``{`` before
+    it, and that ``"`` follows ``{`` or ``,``: an unescaped ``"`` cannot occur inside a JSON
+    string, so the field is a key of the top-level object; and its value holds no escape.
+    For a text that is valid JSON the answer is :func:`parse_job`'s; only the ack path,
+    whose payloads the worker has decoded, relies on it (:func:`settled_counter_key`).
+    """
+    at = raw.find(_JID_FIELD)
+    if at < 1 or raw[0] != "{" or raw[at - 1] not in "{," or raw.count("{", 0, at) != 1:
+        return None
+    if raw.find('"jid"', at + 1) >= 0:  # a second one (nested, or a duplicate key)
+        return None
+    start = at + len(_JID_FIELD)
+    end = raw.find('"', start)
+    if end <= start:
+        return None
+    jid = raw[start:end]
+    return None if "\\" in jid else jid
+
+
 def counter_key(keys: KeySchema, raw: str) -> str:
     """The orphan counter key of ``raw`` (see :func:`counter_id`)."""
     return keys.orphanings(counter_id(raw, parse_job(raw)))
+
+
+def settled_counter_key(keys: KeySchema, raw: str) -> str:
+    """:func:`counter_key` of a payload the worker decoded (a job being acknowledged):
+    read with :func:`plain_jid` when it can be, parsed otherwise. Every job's ack pays it."""
+    jid = plain_jid(raw)
+    return keys.orphanings(jid) if jid is not None else counter_key(keys, raw)

@@ -27,6 +27,8 @@ from cogworker.redis.replies import as_text
 
 BUCKET_SECONDS = 60
 """Width of one status hash, in seconds of write time."""
+_RECORD_JSON = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+"""One encoder for every record (``json.dumps`` with options builds one per call)."""
 
 
 class RedisStatusStore:
@@ -76,10 +78,19 @@ class RedisStatusStore:
 
 
 def _stored(record: StatusRecord) -> str:
-    """The record's JSON without its empty fields (a status is kept per job: bytes count)."""
-    data = {name: value for name, value in record.to_dict().items()
-            if value is not None and value != {}}
-    return json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+    """The record's JSON without its empty fields (a status is kept per job: bytes count):
+    :meth:`StatusRecord.to_dict`'s keys, in its order, read straight off the record."""
+    data: dict[str, Any] = {"jid": record.jid, "state": record.state,
+                            "updated_at": record.updated_at, "expires_at": record.expires_at}
+    for name, value in (("class", record.class_name), ("queue", record.queue),
+                        ("pct", record.pct), ("message", record.message),
+                        ("error_class", record.error_class),
+                        ("error_message", record.error_message)):
+        if value is not None:
+            data[name] = value
+    if record.fields:
+        data["fields"] = dict(record.fields)
+    return _RECORD_JSON.encode(data)
 
 
 def _parsed(value: bytes | str | None) -> StatusRecord | None:

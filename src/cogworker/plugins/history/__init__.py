@@ -5,10 +5,12 @@ Written only against the hooks and the broker's optional facet
 :data:`~cogworker.core.broker.HISTORY`, so another plugin can replace it
 (``--plugin no:history --plugin acme-history``):
 
-* a **server middleware** times every run and builds its record: jid, class, queue, the
-  arguments' JSON (capped: ``args_max_bytes``), ``success``/``failed``, started and
-  finished times, the duration, and for a failure the error's class, message and the first
-  ``backtrace_max_lines`` lines of its traceback (at most ``backtrace_max_bytes``);
+* a **server middleware** times every run and keeps what its record needs; the record is
+  jid, class, queue, the arguments' JSON (capped: ``args_max_bytes``), ``success``/
+  ``failed``, started and finished times, the duration, and for a failure the error's
+  class, message and the first ``backtrace_max_lines`` lines of its traceback (at most
+  ``backtrace_max_bytes``). A success with scalar arguments is kept as a tuple and made
+  into its record by the flush thread; a failure is made into one at once;
 * the records are written in **one broker call a second** by a background flush thread
   started with the worker (``cogworker_startup``) and stopped, after a last write, with it
   (``cogworker_shutdown``); each write also counts the runs per UTC day and trims the

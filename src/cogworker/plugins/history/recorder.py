@@ -1,10 +1,11 @@
 """The ``history`` plugin's recorder: one record per run, gathered in memory, written in batches.
 
-The server middleware times each run and hands its record to :class:`HistoryRecorder`,
-which keeps it in a buffer; a :class:`~cogworker.core.background_flush.BackgroundFlush`
-thread, started with the worker, writes the buffer in one broker call a second (at most
-:data:`BATCH` records a call). Outside a worker (no flush thread: inline test mode, a
-script running jobs by hand) each record is written at once. A write that fails puts its
+The server middleware times each run and hands it to :class:`HistoryRecorder`, which
+keeps it (a tuple, or a record already made: see the class) until a
+:class:`~cogworker.core.background_flush.BackgroundFlush` thread, started with the worker,
+writes them in one broker call a second (at most :data:`BATCH` records a call). Outside
+a worker (no flush thread: inline test mode, a script running jobs by hand) each record is
+written at once. A write that fails puts its
 records back (at most ``max_buffered`` are kept, the oldest dropped) and is reported
 through the flush thread's outage log: never to the job.
 """
@@ -20,7 +21,7 @@ import time
 import traceback
 from collections import deque
 from collections.abc import Callable
-from typing import Final
+from typing import Any, Final
 
 from cogworker.core.background_flush import BackgroundFlush
 from cogworker.core.broker import HistoryRecord, HistoryStore
@@ -80,14 +81,30 @@ def _no_nul(text: object) -> str:
     return value.replace("\x00", "\ufffd") or "?"
 
 
+_SCALARS: Final = frozenset({str, int, float, bool, type(None)})
+"""Argument types that a job cannot change in place: a run whose arguments are all of these
+keeps them as a tuple, encoded by the writing thread."""
+
+_Run = tuple[Payload, str, float, float, tuple[object, ...]]
+"""A success as the middleware keeps it: payload, queue, started at (epoch s), seconds
+taken, the arguments (scalars)."""
+
+
 class HistoryRecorder:
-    """Builds, buffers and writes the records of one process."""
+    """Builds, buffers and writes the records of one process.
+
+    A successful run whose arguments are scalars costs its thread one
+    :meth:`collections.deque.append` of a tuple; the writing thread makes its record (the
+    arguments' JSON, the run id, the checks of :class:`HistoryRecord`). A failure, or
+    arguments a job could change in place (lists, dicts), are made into a record at once.
+    """
 
     def __init__(self, store: HistoryStore, options: HistoryOptions,
                  clock: Callable[[], float] = time.time) -> None:
         self._store = store
         self._options = options
         self._clock = clock
+        self._runs: deque[_Run | HistoryRecord] = deque()  # appended without a lock
         self._buffer: deque[HistoryRecord] = deque()
         self._lock = threading.Lock()
         self._write_lock = threading.Lock()
@@ -107,7 +124,16 @@ class HistoryRecorder:
         except BaseException as exc:  # every failure of the job is a failed run
             self._record(ctx, started_at, time.monotonic() - started, exc)
             raise
-        self._record(ctx, started_at, time.monotonic() - started, None)
+        elapsed = time.monotonic() - started
+        try:
+            job = ctx.job
+            args = job.get("args", [])
+            if type(args) is list and all(type(arg) in _SCALARS for arg in args):
+                self._keep((job, ctx.queue, started_at, elapsed, tuple(args)))
+            else:
+                self._record(ctx, started_at, elapsed, None)
+        except Exception:  # bookkeeping never reaches the job
+            logger.exception("history: could not record the run of jid=%s", ctx.job.get("jid"))
         return result
 
     def _record(self, ctx: JobContext, started_at: float, elapsed: float,
@@ -122,8 +148,12 @@ class HistoryRecorder:
               exc: BaseException | None) -> HistoryRecord:
         """The record of one run of ``job`` that started at ``started_at`` (epoch s) and
         took ``elapsed`` seconds; failed when ``exc`` is given."""
+        return self._made(job, queue, started_at, elapsed, exc, job.get("args", []))
+
+    def _made(self, job: Payload, queue: str, started_at: float, elapsed: float,
+              exc: BaseException | None, arguments: object) -> HistoryRecord:
         options = self._options
-        args, truncated = capped_args(job.get("args", []), options.args_max_bytes)
+        args, truncated = capped_args(arguments, options.args_max_bytes)
         started_ms = int(started_at * 1000)
         duration_us = max(0, int(elapsed * 1_000_000))
         status: RunStatus = ("success" if exc is None
@@ -162,22 +192,57 @@ class HistoryRecorder:
     # the buffer -------------------------------------------------------------------------
     def add(self, record: HistoryRecord) -> None:
         """Keep ``record`` for the next write (written now when no flush thread runs)."""
+        self._keep(record)
+
+    def _keep(self, run: _Run | HistoryRecord) -> None:
+        """Queue a run for the writing thread (at once when there is none; early when a
+        batch is full); beyond ``max_buffered`` the oldest go."""
+        runs = self._runs
+        runs.append(run)
+        size = len(runs)
+        if size > self._options.max_buffered:
+            with self._lock:
+                self._drop_beyond_cap(runs)
         flusher = self.flusher
-        with self._lock:
-            self._buffer.append(record)
-            self._drop_beyond_cap()
-            size = len(self._buffer)
         if flusher is None or not flusher.running:
             self.flush()  # raises to _record, which logs: no thread to report it
         elif size >= BATCH:
             flusher.flush_soon()
 
-    def _drop_beyond_cap(self) -> None:
-        """Drop the oldest records beyond ``max_buffered`` (under ``_lock``), saying so
+    def _made_from_runs(self) -> None:
+        """Turn the runs kept so far into records, at the end of the buffer (under
+        ``_write_lock``); a run whose record cannot be made is logged and left out."""
+        runs = self._runs
+        made: list[HistoryRecord] = []
+        for _ in range(len(runs)):  # runs added meanwhile wait for the next write
+            try:
+                run = runs.popleft()
+            except IndexError:  # dropped meanwhile, beyond max_buffered
+                break
+            if isinstance(run, HistoryRecord):
+                made.append(run)
+                continue
+            job, queue, started_at, elapsed, arguments = run
+            try:
+                made.append(self._made(job, queue, started_at, elapsed, None, arguments))
+            except Exception:
+                logger.exception("history: could not record the run of jid=%s",
+                                 job.get("jid"))
+        if made:
+            with self._lock:
+                self._buffer.extend(made)
+                self._drop_beyond_cap(self._buffer)
+
+    def _drop_beyond_cap(self, kept: deque[Any]) -> None:
+        """Drop the oldest of ``kept`` beyond ``max_buffered`` (under ``_lock``), saying so
         once, then at most every :data:`DROP_REPORT_INTERVAL` seconds."""
-        excess = len(self._buffer) - self._options.max_buffered
-        for _ in range(max(excess, 0)):
-            self._buffer.popleft()
+        excess = 0
+        while len(kept) > self._options.max_buffered:
+            try:
+                kept.popleft()
+            except IndexError:  # the writing thread took the rest meanwhile
+                break
+            excess += 1
         if excess <= 0:
             return
         self._dropped += excess
@@ -193,6 +258,7 @@ class HistoryRecorder:
         """Write what is buffered, :data:`BATCH` records a call; on failure the unwritten
         records go back in front of the buffer and the error propagates."""
         with self._write_lock:
+            self._made_from_runs()
             while True:
                 with self._lock:
                     batch = [self._buffer.popleft()
@@ -204,10 +270,11 @@ class HistoryRecorder:
                 except BaseException:
                     with self._lock:
                         self._buffer.extendleft(reversed(batch))
-                        self._drop_beyond_cap()
+                        self._drop_beyond_cap(self._buffer)
                     raise
 
     @property
     def buffered(self) -> int:
+        """Runs kept and not written yet."""
         with self._lock:
-            return len(self._buffer)
+            return len(self._buffer) + len(self._runs)

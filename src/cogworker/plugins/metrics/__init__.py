@@ -28,7 +28,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final, cast
 
-from cogworker.core.background_flush import BackgroundFlush
 from cogworker.core.broker.metrics import METRICS, MetricsStore
 from cogworker.core.errors import JobCancelled
 from cogworker.core.markers import hookimpl
@@ -36,6 +35,7 @@ from cogworker.plugins.metrics.buffer import MetricsBuffer
 from cogworker.plugins.metrics.options import PLUGIN_NAME, MetricsOptions
 
 if TYPE_CHECKING:
+    from cogworker.core.background_flush import BackgroundFlush
     from cogworker.core.hookspecs import WorkerHandle
     from cogworker.core.middleware import JobContext, ServerMiddleware
     from cogworker.core.payload import Payload
@@ -125,6 +125,9 @@ def cogworker_server_middleware(app: PluginHost) -> ServerMiddleware | None:
 
 @hookimpl
 def cogworker_startup(worker: WorkerHandle) -> None:
+    # Imported here: a process that only pushes (a web app, a script) never starts one.
+    from cogworker.core.background_flush import BackgroundFlush
+
     app = worker.app
     store = app.broker.extension(METRICS)
     if store is None:

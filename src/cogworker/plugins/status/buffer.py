@@ -1,8 +1,9 @@
 """What the ``status`` plugin keeps in a process: the statuses it has yet to write.
 
-Every change of a job's status becomes its whole record (merged onto the record this
-process last made for it), kept by jid until the next flush; so a job that starts and
-finishes within one interval is written once, with its last state. Inside a worker a
+A change of a job's status is kept as it was made (a tuple on a deque: no lock on the job's
+thread); the writing thread merges the changes onto the record this process last made for
+each job, so a job that starts and finishes within one interval is written once, with its
+last state. Inside a worker a
 :class:`BackgroundFlush` writes the batch once a second; anywhere else (a web process
 pushing, a supervisor burying orphans) each change is written at once.
 """
@@ -12,6 +13,7 @@ from __future__ import annotations
 import atexit
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -28,6 +30,11 @@ MAX_BUFFERED = 10_000
 """Statuses buffered before a flush is asked for early."""
 
 
+_Change = tuple[Payload, JobState | None, float, bool, dict[str, Any]]
+"""One change as :meth:`StatusBuffer.record` keeps it: the payload, the new state (None:
+unchanged), when, whether it starts afresh, the other fields changed."""
+
+
 def _text(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
@@ -35,9 +42,11 @@ def _text(value: object) -> str | None:
 class StatusBuffer:
     """The statuses of one process, by jid, and their writer.
 
-    An entry is a plain dict of :class:`StatusRecord`'s fields (``expires_at`` aside),
-    changed in place under the lock; the records are built once per job and flush, so a
-    job's two or three changes cost a few dict updates on its thread.
+    A change costs its thread one :meth:`collections.deque.append` of a tuple (no lock, no
+    dict, no record): the writing thread folds the changes, in the order they were made,
+    into one entry per jid (a plain dict of :class:`StatusRecord`'s fields, ``expires_at``
+    aside) and builds the records it writes, so a job's two or three changes become one
+    record per flush.
     """
 
     def __init__(self, store: StatusStore, ttl: float, clock: Callable[[], float] = time.time,
@@ -47,10 +56,11 @@ class StatusBuffer:
         self._clock = clock
         self._outages = outages if outages is not None else OutageLog()
         self._lock = threading.Lock()
+        self._changes: deque[_Change] = deque()
         self._entries: dict[str, dict[str, Any]] = {}
-        self._dirty: set[str] = set()
         self._unwritten: dict[str, StatusRecord] = {}
         self._flusher: BackgroundFlush | None = None
+        self._buffering = False  # between start() and stop(): the flusher writes
         self._closed = False
         self._exit_flush = False
 
@@ -64,46 +74,53 @@ class StatusBuffer:
         """Change ``job``'s status (``state`` None keeps it); ``fresh`` starts from the
         payload alone (a new run); ``changes`` are :class:`StatusRecord` fields, ``fields``
         merged into the stored ones."""
-        jid = str(job.get("jid"))
-        now = self._clock() if at is None else at
-        with self._lock:
-            if self._closed:
-                return  # a worker that stopped: its late finishers no longer speak
-            entry = None if fresh else self._entries.get(jid)
-            if entry is None:
-                entry = self._entries[jid] = _from_payload(jid, job)
-            if state is not None:
-                entry["state"] = state
-            entry["updated_at"] = now
-            fields = changes.pop("fields", None)
-            if fields:
-                entry["fields"] = {**entry["fields"], **fields}
-            entry.update(changes)
-            self._dirty.add(jid)
-            pending = len(self._dirty)
-        self._written(pending)
-
-    def _written(self, pending: int) -> None:
-        flusher = self._flusher
-        if flusher is None or not flusher.running:
+        if self._closed:
+            return  # a worker that stopped: its late finishers no longer speak
+        self._changes.append((job, state, self._clock() if at is None else at, fresh,
+                              changes))
+        if not self._buffering:
             self.flush_now()
-        elif pending >= MAX_BUFFERED:
-            flusher.flush_soon()
+        elif len(self._changes) >= MAX_BUFFERED:
+            flusher = self._flusher
+            if flusher is not None:
+                flusher.flush_soon()
 
     # writing -------------------------------------------------------------------------------
     def _take_batch(self) -> dict[str, StatusRecord]:
-        """The records to write now; entries of jobs this process no longer runs go."""
+        """The records to write now: the changes so far folded into their entries; the
+        entries of jobs this process no longer runs go."""
         with self._lock:
             batch = self._unwritten
             self._unwritten = {}
-            keep = self._flusher is not None and self._flusher.running
-            for jid in self._dirty:
+            changed = self._fold()
+            keep = self._buffering
+            for jid in changed:
                 entry = self._entries[jid]
                 batch[jid] = StatusRecord(expires_at=entry["updated_at"] + self._ttl, **entry)
                 if not keep or entry["state"] != KEPT_STATE:
                     del self._entries[jid]
-            self._dirty = set()
         return batch
+
+    def _fold(self) -> dict[str, None]:
+        """Apply the changes made so far to the entries (under ``_lock``); the jids changed,
+        in order."""
+        changed: dict[str, None] = {}
+        entries, changes = self._entries, self._changes
+        for _ in range(len(changes)):  # appends racing this loop wait for the next flush
+            job, state, at, fresh, values = changes.popleft()
+            jid = str(job.get("jid"))
+            entry = None if fresh else entries.get(jid)
+            if entry is None:
+                entry = entries[jid] = _from_payload(jid, job)
+            if state is not None:
+                entry["state"] = state
+            entry["updated_at"] = at
+            fields = values.pop("fields", None)
+            if fields:
+                entry["fields"] = {**entry["fields"], **fields}
+            entry.update(values)
+            changed[jid] = None
+        return changed
 
     def flush(self) -> None:
         """Write the buffered statuses in one call; on failure they are kept for the next
@@ -134,7 +151,7 @@ class StatusBuffer:
             if self._closed:
                 return
             self._unwritten[record.jid] = record
-            idle = self._flusher is None or not self._flusher.running
+            idle = not self._buffering
         if idle:
             self.start()
             if not self._exit_flush:
@@ -158,10 +175,12 @@ class StatusBuffer:
                 kwargs = {} if interval is None else {"interval": interval}
                 self._flusher = BackgroundFlush("cogworker-status", self.flush,
                                                 outages=self._outages, **kwargs)
+            self._buffering = True
         self._flusher.start()
 
     def stop(self) -> None:
         """Write what is buffered and stop listening (a worker's shutdown)."""
+        self._buffering = False  # a change made during the last write is written at once
         flusher = self._flusher
         if flusher is not None:
             flusher.stop()
@@ -170,7 +189,7 @@ class StatusBuffer:
         with self._lock:
             self._closed = True
             self._entries.clear()
-            self._dirty.clear()
+            self._changes.clear()
 
 
 def _from_payload(jid: str, job: Payload) -> dict[str, Any]:
