@@ -12,7 +12,8 @@ import pytest
 
 from cogworker.core import hookspecs
 from cogworker.core.errors import PluginError
-from cogworker.core.hooks import NOTIFICATION_HOOKS, Hooks
+from cogworker.core.hook_dispatch import NOTIFICATION_HOOKS
+from cogworker.core.hooks import Hooks
 from cogworker.core.markers import PROJECT_NAME, hookimpl
 
 APP: Any = object()

@@ -17,7 +17,7 @@ import click
 from cogworker.app import App
 from cogworker.cli.common import CogworkerUsageError, app_options, handle_errors, opened_app
 from cogworker.core.errors import JobArgumentError, JobCallError
-from cogworker.core.job import JobDefinition
+from cogworker.core.job_definition import JobDefinition
 from cogworker.core.payload import check_json_args
 
 

@@ -20,7 +20,7 @@ from cogworker.core.payload import Payload, check_json_args, complete, resolve_a
 from cogworker.core.signatures import Signature
 
 if TYPE_CHECKING:
-    from cogworker.core.job import JobDefinition
+    from cogworker.core.job_definition import JobDefinition
     from cogworker.core.registry import JobRegistry
 
 P = ParamSpec("P", default=...)

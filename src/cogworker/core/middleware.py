@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from cogworker.core.payload import Payload
 
 if TYPE_CHECKING:
-    from cogworker.core.job import JobDefinition
+    from cogworker.core.job_definition import JobDefinition
     from cogworker.core.plugin_host import PluginHost
 
 T = TypeVar("T")

@@ -34,7 +34,7 @@ from cogworker.core.errors import (
     PluginLoadError,
     PluginNotFoundError,
 )
-from cogworker.core.hooks import arm_addhooks, tracing_requested
+from cogworker.core.hook_dispatch import arm_addhooks, tracing_requested
 from cogworker.core.markers import PROJECT_NAME
 from cogworker.core.settings import DEACTIVATE_PREFIX, DEFAULT_PLUGINS, Settings
 

@@ -20,7 +20,8 @@ from typing import Any
 
 from cogworker.core.callables import call_with_arity
 from cogworker.core.errors import JobDefinitionError, UnknownJobError
-from cogworker.core.job import Job, JobDefinition, default_name, split_options
+from cogworker.core.job import Job, default_name
+from cogworker.core.job_definition import JobDefinition, split_options
 from cogworker.core.job_options import (
     CORE_OPTION_NAMES,
     OptionCatalog,

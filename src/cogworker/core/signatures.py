@@ -20,7 +20,7 @@ from cogworker.core.payload import Payload, check_json_args, complete
 
 if TYPE_CHECKING:
     from cogworker.core.enqueuer import EnqueueHost
-    from cogworker.core.job import JobDefinition
+    from cogworker.core.job_definition import JobDefinition
 
 _RESULT = object()
 """Stands for the previous step's result while a step's arguments are laid out."""

@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 from cogworker.core import backtrace
 from cogworker.core.callables import call_with_arity
-from cogworker.core.job import JobDefinition
+from cogworker.core.job_definition import JobDefinition
 from cogworker.core.payload import (
     MANUAL_RETRY,
     Payload,

@@ -19,7 +19,7 @@ from cogworker.core.payload import check_json_args, complete, dumps, encode
 from cogworker.plugins.batches.errors import BatchError
 
 if TYPE_CHECKING:
-    from cogworker.core.job import JobDefinition
+    from cogworker.core.job_definition import JobDefinition
     from cogworker.core.plugin_host import PluginHostBase
 
 CallbackTarget = Any

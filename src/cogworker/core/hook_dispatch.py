@@ -1,0 +1,149 @@
+"""How the facade calls plugins: a firstresult hook without pluggy's dispatch cost, and
+notification hooks that call each implementation on its own (an exception is logged with
+the plugin's name and the other plugins still run). :class:`~cogworker.core.hooks.Hooks`
+builds its typed methods on :class:`HookDispatch`."""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Mapping
+
+import pluggy
+
+from cogworker.core.errors import PluginError
+
+logger = logging.getLogger("cogworker.core.hooks")  # the facade's name, as before the split
+# Hook-call tracing has one logger, whichever module emits the line (see load_plugins).
+trace_logger = logging.getLogger("cogworker.core.plugins")
+
+_Call = tuple[Callable[..., object], tuple[str, ...], tuple[str, ...], str]
+"""One implementation as :meth:`Hooks._notify` calls it: the function, the names of its
+positional and of its keyword arguments, the plugin's name."""
+
+TRACE_ENV = "COGWORKER_TRACE_PLUGINS"
+
+NOTIFICATION_HOOKS: frozenset[str] = frozenset(
+    {
+        "cogworker_startup",
+        "cogworker_heartbeat",
+        "cogworker_shutdown",
+        "cogworker_job_retried",
+        "cogworker_job_died",
+        "cogworker_job_expired",
+        "cogworker_job_cancelled",
+        "cogworker_orphans_recovered",
+        "cogworker_job_discarded",
+        "cogworker_job_progress",
+        "cogworker_jobs_deleted",
+        "cogworker_extend_unique_lock",
+        "cogworker_release_unique_lock",
+        "cogworker_retake_periodic_lock",
+        "cogworker_touch_periodic_lock",
+        "cogworker_release_periodic_lock",
+        "cogworker_periodic_fired",
+    }
+)
+
+
+def tracing_requested(environ: Mapping[str, str] = os.environ) -> bool:
+    """True when ``COGWORKER_TRACE_PLUGINS`` asks for every hook call to be logged."""
+    return environ.get(TRACE_ENV, "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+def arm_addhooks(pm: pluggy.PluginManager) -> None:
+    """Make the historic ``cogworker_addhooks`` call on a manager with no plugins yet.
+
+    Each plugin registered afterwards gets the call as it registers, so specs it adds exist
+    before ``check_pending`` validates its implementations.
+    """
+    pm.hook.cogworker_addhooks.call_historic(kwargs={"pluginmanager": pm})
+
+
+class HookDispatch:
+    """The plugin manager and the two ways of calling it that the facade uses."""
+
+    def __init__(self, pm: pluggy.PluginManager, *, trace: bool | None = None) -> None:
+        """Wrap ``pm``; raises :class:`PluginError` for a wrapper on a notification hook."""
+        self._pm = pm
+        self._trace = tracing_requested() if trace is None else trace
+        self._plans: dict[str, tuple[list[pluggy.HookImpl], list[_Call]]] = {}
+        _reject_notification_wrappers(pm)
+
+    @property
+    def plugin_manager(self) -> pluggy.PluginManager:
+        """The underlying manager, for listing and tests; call hooks through the facade."""
+        return self._pm
+
+    # -- dispatch ----------------------------------------------------------------------
+
+    def _first_result(self, hook_name: str, **kwargs: object) -> object:
+        """A firstresult hook as pluggy calls it: implementations in call order, the first
+        result that is not None wins, exceptions propagate.
+
+        Called directly because every push and every job runs one, and pluggy's dispatch
+        cost more than the built-in unique plugin's check. With a wrapper registered, or
+        tracing on, pluggy makes the call.
+        """
+        caller: pluggy.HookCaller = getattr(self._pm.hook, hook_name)
+        impls = caller.get_hookimpls()
+        if self._trace or any(impl.wrapper or impl.hookwrapper for impl in impls):
+            return caller(**kwargs)
+        for impl in reversed(impls):
+            result = impl.function(*[kwargs[name] for name in impl.argnames])
+            if result is not None:
+                return result
+        return None
+
+    # -- isolation ---------------------------------------------------------------------
+
+    def _notify(self, hook_name: str, **kwargs: object) -> None:
+        """Call each implementation on its own, in pluggy call order (tryfirst first).
+
+        Each gets only the arguments it declares, as pluggy would pass them.
+        """
+        for function, argnames, kwargnames, plugin_name in self._calls(hook_name):
+            args = [kwargs[name] for name in argnames]
+            if self._trace:
+                trace_logger.debug("hook %s: calling plugin %r", hook_name, plugin_name)
+            try:
+                if kwargnames:
+                    function(*args, **{name: kwargs[name] for name in kwargnames
+                                       if name in kwargs})
+                else:
+                    function(*args)
+            except Exception:
+                logger.exception(
+                    "plugin %r raised in %s; the other plugins still run. Fix the plugin or "
+                    "deactivate it with --plugin no:%s",
+                    plugin_name,
+                    hook_name,
+                    plugin_name,
+                )
+
+    def _calls(self, hook_name: str) -> list[_Call]:
+        """What :meth:`_notify` calls for ``hook_name``, in order, read off its
+        implementations again only when they change (every job runs several)."""
+        impls = getattr(self._pm.hook, hook_name).get_hookimpls()
+        cached = self._plans.get(hook_name)
+        if cached is not None and cached[0] == impls:
+            return cached[1]
+        calls = [(impl.function, tuple(impl.argnames), tuple(impl.kwargnames),
+                  impl.plugin_name)
+                 for impl in reversed(impls)
+                 # rejected at construction; only a late registration has one
+                 if not (impl.wrapper or impl.hookwrapper)]
+        self._plans[hook_name] = (impls, calls)
+        return calls
+
+
+def _reject_notification_wrappers(pm: pluggy.PluginManager) -> None:
+    for hook_name in sorted(NOTIFICATION_HOOKS):
+        caller: pluggy.HookCaller | None = getattr(pm.hook, hook_name, None)
+        for impl in caller.get_hookimpls() if caller is not None else ():
+            if impl.wrapper or impl.hookwrapper:
+                raise PluginError(
+                    f"cogworker plugin {impl.plugin_name!r} implements the notification hook "
+                    f"{hook_name} as a wrapper; notification hooks call each implementation "
+                    "on its own, so there is nothing to wrap. Remove wrapper=True from it."
+                )
