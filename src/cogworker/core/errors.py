@@ -43,7 +43,8 @@ Messages say what went wrong, which thing it was, and what to do about it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 
 def indefinite(noun: str) -> str:
@@ -274,6 +275,15 @@ class OverLimit(CogworkerError):
         self.max_reschedules = max_reschedules
         estimate = "" if retry_after is None else f"; room expected in {retry_after:.2f} s"
         super().__init__(f"limiter {limiter!r} is full{estimate}")
+
+    def reschedules(self, job: Mapping[str, Any]) -> bool:
+        """Whether ``job`` goes back on the schedule for this (True), or has had its
+        ``max_reschedules`` and fails (False). Middleware that records runs asks this: a
+        rescheduled job is no run, as for a declared limit."""
+        count = job.get(self.RESCHEDULES_FIELD, 0)
+        if not isinstance(count, int) or isinstance(count, bool):
+            count = 0
+        return count < self.max_reschedules
 
     def __reduce__(self) -> tuple[type[OverLimit], tuple[str, float | None, float | None, int]]:
         return (OverLimit, (self.limiter, self.retry_after, self.delay, self.max_reschedules))

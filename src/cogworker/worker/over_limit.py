@@ -31,9 +31,9 @@ def reschedules_of(job: Payload) -> int:
 def rescheduled(job: Payload, error: OverLimit, now: float) -> tuple[float, str] | None:
     """``(score, record)`` to file into the schedule, or None when the job has had its
     ``max_reschedules`` (then it is a failure: see :func:`as_failure`)."""
-    count = reschedules_of(job)
-    if count >= error.max_reschedules:
+    if not error.reschedules(job):
         return None
+    count = reschedules_of(job)
     delay = error.delay if error.delay is not None else (
         error.retry_after if error.retry_after is not None else DEFAULT_DELAY)
     later: dict[str, Any] = dict(job)

@@ -7,6 +7,7 @@ import time
 from typing import Any
 
 from cogworker.api import RetrySet, ScheduledSet
+from cogworker.api.metrics import Metrics
 from helpers.threaded_worker import WAIT, Countdown, working
 from helpers.workers import wait_until
 from plugins.limits.conftest import MakeApp
@@ -88,7 +89,7 @@ def test_an_inline_limit_releases_on_exception_and_reschedules_when_full(
 
 
 def test_an_inline_limit_over_its_limit_reschedules(make_app: MakeApp) -> None:
-    app = make_app(concurrency=2)
+    app = make_app(concurrency=1)  # one at a time: the first pushed takes the admission
     quota = app.limiter.window("quota", 1, per=3600)
     runs = Countdown(1)
 
@@ -211,3 +212,28 @@ def test_no_middleware_when_no_job_declares_limits(make_app: MakeApp) -> None:
     names = [getattr(m, "__qualname__", "") for m in app.hooks.server_middleware(app)]
     assert names  # metrics is there
     assert "limits_middleware.<locals>.limited" not in names
+
+
+def test_an_inline_over_limit_is_no_run_for_metrics_history_and_status(
+        make_app: MakeApp) -> None:
+    app = make_app(concurrency=1, plugins=["status", "history"])  # the first one first
+    quota = app.limiter.window("inline-quota", 1, per=3600)
+    runs = Countdown(1)
+
+    @app.job(name="CallApi")
+    def call_api(number: int) -> None:
+        with quota:
+            runs.record(number)
+
+    call_api.perform_async(1)
+    later = call_api.perform_async(2)
+    with working(app):  # its stop writes what each plugin still holds
+        assert runs.done.wait(WAIT)
+        wait_until(lambda: ScheduledSet(app).size() == 1, WAIT, "the second was not rescheduled")
+
+    [row] = [row for row in Metrics(app).summaries(since=3600) if row.job_class == "CallApi"]
+    assert (row.processed, row.failed) == (1, 0)
+    assert app.history.count(job_class="CallApi") == 1
+    assert app.history.count(status="failed") == 0
+    status = app.status(str(later))
+    assert status is not None and status.state == "scheduled"

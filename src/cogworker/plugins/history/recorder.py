@@ -26,7 +26,7 @@ from typing import Any, Final
 from cogworker.core.background_flush import BackgroundFlush
 from cogworker.core.broker import HistoryRecord, HistoryStore
 from cogworker.core.broker.history import RunStatus
-from cogworker.core.errors import JobCancelled
+from cogworker.core.errors import JobCancelled, OverLimit
 from cogworker.core.middleware import JobContext
 from cogworker.core.payload import Payload, error_class, error_message
 from cogworker.plugins.history.options import HistoryOptions
@@ -121,8 +121,10 @@ class HistoryRecorder:
         started_at, started = self._clock(), time.monotonic()
         try:
             result = call_next()
-        except BaseException as exc:  # every failure of the job is a failed run
-            self._record(ctx, started_at, time.monotonic() - started, exc)
+        except BaseException as exc:  # every failure of the job is a failed run, but
+            # an inline limiter that was full: rescheduled, no run (as for a declared one)
+            if not (isinstance(exc, OverLimit) and exc.reschedules(ctx.job)):
+                self._record(ctx, started_at, time.monotonic() - started, exc)
             raise
         elapsed = time.monotonic() - started
         try:

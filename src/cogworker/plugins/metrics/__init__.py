@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final, cast
 
 from cogworker.core.broker.metrics import METRICS, MetricsStore
-from cogworker.core.errors import JobCancelled
+from cogworker.core.errors import JobCancelled, OverLimit
 from cogworker.core.markers import hookimpl
 from cogworker.plugins.metrics.buffer import MetricsBuffer
 from cogworker.plugins.metrics.options import PLUGIN_NAME, MetricsOptions
@@ -92,7 +92,9 @@ def timing_middleware(buffer: MetricsBuffer) -> ServerMiddleware:
             result = call_next()
         except JobCancelled:
             raise  # not a failure: cogworker_job_cancelled counts it
-        except BaseException:
+        except BaseException as exc:
+            if isinstance(exc, OverLimit) and exc.reschedules(ctx.job):
+                raise  # an inline limiter was full: rescheduled, no run (as a declared one)
             observe(str(ctx.job.get("class")), ctx.queue, (perf_counter() - started) * 1000,
                     True)
             raise

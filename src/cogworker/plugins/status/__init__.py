@@ -28,6 +28,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from cogworker.core.broker import STATUS, StatusRecord
+from cogworker.core.errors import OverLimit
 from cogworker.core.markers import hookimpl
 from cogworker.core.payload import error_class, error_message, max_retries
 from cogworker.plugins.status.buffer import StatusBuffer
@@ -133,8 +134,11 @@ def _server_middleware(app: PluginHost) -> ServerMiddleware:
         try:
             result = call_next()
         except BaseException as exc:
-            buffer.record(ctx.job, _final_guess(ctx.job), error_class=error_class(exc),
-                          error_message=error_message(exc)[:1000])
+            if isinstance(exc, OverLimit) and exc.reschedules(ctx.job):
+                buffer.record(ctx.job, "scheduled")  # an inline limiter was full
+            else:
+                buffer.record(ctx.job, _final_guess(ctx.job), error_class=error_class(exc),
+                              error_message=error_message(exc)[:1000])
             raise
         buffer.record(ctx.job, "complete")
         return result
