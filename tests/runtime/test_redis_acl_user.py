@@ -77,6 +77,8 @@ def test_a_user_allowed_no_channel_runs_every_job_and_says_once_what_to_grant(
     log = worker.output()
     assert log.count("remote control: Redis refused:") == 1
     assert log.count("wake-up subscription failed (BrokerPermissionError") == 1
-    assert log.count("ACL SETUSER <user> ~cogworker:* ~periodic:* resetchannels") == 2
+    assert log.count("cancel: cannot hear or read the cancellations (BrokerPermission") == 1
+    # once per subscriber: remote control, the wake-ups, the cancel plugin's announcements
+    assert log.count("ACL SETUSER <user> ~cogworker:* ~periodic:* resetchannels") == 3
     assert "Traceback" not in log
     assert code == 1 and "ACL SETUSER" in said, said

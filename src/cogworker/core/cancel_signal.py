@@ -18,16 +18,20 @@ Only the jobs themselves can stop: a sync job that never looks at its flag runs 
 
 from __future__ import annotations
 
-import asyncio
 import contextvars
-import ctypes
 import threading
+from typing import TYPE_CHECKING
 
 from cogworker.core.errors import JobCancelled
+
+if TYPE_CHECKING:
+    import asyncio
 
 
 def raise_in_thread(thread_id: int, exc_type: type[BaseException] | None) -> None:
     """Schedule ``exc_type`` in thread ``thread_id`` (None withdraws a scheduled one)."""
+    import ctypes  # here: the push path imports this module, and only a worker calls this
+
     ctypes.pythonapi.PyThreadState_SetAsyncExc(
         ctypes.c_ulong(thread_id), ctypes.py_object(exc_type) if exc_type else None)
 
