@@ -43,7 +43,7 @@ def _activate_plugins(app: App) -> None:
 
 
 def _refuse_without_jobs(app: App, app_path: str | None, allow_no_jobs: bool) -> None:
-    if len(app.registry) or allow_no_jobs:
+    if app.registry.app_names() or allow_no_jobs:  # a plugin's own jobs don't count
         return
     where = f"{app_path} registers none" if app_path else "no app was given"
     raise CogworkerUsageError(

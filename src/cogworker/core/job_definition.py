@@ -31,6 +31,8 @@ class JobDefinition:
     retries_exhausted: RetriesExhausted | None = None
     local_options: dict[str, Any] = field(default_factory=dict)
     """Options whose value is callable (``unique_args``): read by plugins, never stored."""
+    plugin: str | None = None
+    """The plugin that registered this job for itself (None: one of the app's jobs)."""
     call: CallSignature = field(init=False)
     """The job's parameters: checks each enqueue's arguments and lays them out."""
 

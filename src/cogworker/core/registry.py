@@ -64,6 +64,10 @@ class JobRegistry:
     def names(self) -> list[str]:
         return sorted(self._jobs)
 
+    def app_names(self) -> list[str]:
+        """The jobs the app registered, without those plugins register for themselves."""
+        return sorted(name for name, job in self._jobs.items() if job.plugin is None)
+
     def definitions(self) -> list[JobDefinition]:
         """Every registered job, by name."""
         return [self._jobs[name] for name in sorted(self._jobs)]
@@ -98,8 +102,10 @@ class JobRegistry:
         options: dict[str, Any],
         retry_in: Callable[..., Any] | None = None,
         retries_exhausted: Callable[..., Any] | None = None,
+        plugin: str | None = None,
     ) -> JobDefinition:
-        """Register a function or a Job subclass under ``name`` (default: import path).
+        """Register a function or a Job subclass under ``name`` (default: import path);
+        ``plugin`` names the plugin whose own job it is (the app's jobs have none).
 
         Raises :class:`JobDefinitionError` for an unknown option (with the closest
         declared name) or an invalid value, naming the job and where it is defined.
@@ -115,6 +121,7 @@ class JobRegistry:
             definition = self._function_definition(
                 target, job_name, options, retry_in, retries_exhausted
             )
+        definition.plugin = plugin
         self._check(definition, _all_options(definition))
         with self._lock:
             existing = self._jobs.get(job_name)

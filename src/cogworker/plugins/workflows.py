@@ -66,8 +66,8 @@ def _register_jobs(app: PluginHost) -> None:
     def start_group(result: object, spec: dict[str, Any]) -> None:
         launch_group(app, result, spec)
 
-    app.registry.register(chord_unlock, name=CHORD_UNLOCK, options={})
-    app.registry.register(start_group, name=GROUP_LAUNCH, options={})
+    app.registry.register(chord_unlock, name=CHORD_UNLOCK, options={}, plugin=PLUGIN_NAME)
+    app.registry.register(start_group, name=GROUP_LAUNCH, options={}, plugin=PLUGIN_NAME)
 
 
 def _store(app: PluginHost) -> ResultStore | None:

@@ -250,8 +250,10 @@ class Launcher:
 
 def jobs_line(app: App) -> str:
     """The start-up line that names the registered jobs."""
-    names = app.registry.names()
-    return f"jobs ({len(names)}): {', '.join(names) if names else 'none registered'}"
+    names = app.registry.app_names()
+    line = f"jobs ({len(names)}): {', '.join(names) if names else 'none registered'}"
+    plugins_own = sorted(set(app.registry.names()) - set(names))
+    return f"{line}; the plugins' own: {', '.join(plugins_own)}" if plugins_own else line
 
 
 def cron_line(entries: Sequence[PeriodicEntry]) -> str:
