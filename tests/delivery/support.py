@@ -140,8 +140,8 @@ class Fleet:
 
     def kill(self, worker: WorkerProcess) -> Kill:
         """SIGKILL ``worker`` and remember when."""
-        kill = Kill(worker.pid, time.time())
         worker.kill()
+        kill = Kill(worker.pid, time.time())  # after the signal: a job may start until then
         self.kills.append(kill)
         return kill
 

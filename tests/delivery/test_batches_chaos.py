@@ -86,8 +86,8 @@ def storm(start: StartAppWorker, redis_url: str, ledger: Ledger, jids: dict[str,
                                              f"kills:\n{workers[-1].output()[-3000:]}")
         if time.monotonic() >= next_kill:
             victim = workers.pop(rng.randrange(len(workers)))
-            kills.append(Kill(victim.pid, time.time()))
             victim.kill()
+            kills.append(Kill(victim.pid, time.time()))  # after: a job may start until then
             workers.append(start(APP, redis_url, *QUEUE_ARGS, wait=False, **SETTINGS))
             next_kill = time.monotonic() + KILL_EVERY
         time.sleep(0.05)
