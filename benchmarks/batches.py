@@ -21,19 +21,16 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Sequence
-from pathlib import Path
 
 import redis
 
 import cogworker
+from benchmarks.private_redis import private_server
 from cogworker.redis.batch_store import RedisBatchStore
-from cogworker.redis.server_binary import find_redis_server
 from cogworker.worker.launcher import Launcher
 
 NAMESPACE = "measure"
@@ -181,28 +178,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     chosen = variants(options.size)
     pushes: dict[str, list[dict[str, float]]] = {label: [] for label, _, _ in chosen}
     jobs: dict[str, list[dict[str, float]]] = {label: [] for label, _, _ in chosen}
-    with tempfile.TemporaryDirectory() as directory:
-        socket = Path(directory) / "redis.sock"
-        server = subprocess.Popen([find_redis_server(), "--port", "0", "--unixsocket",
-                                   str(socket), "--save", "", "--appendonly", "no"],
-                                  stdout=subprocess.DEVNULL)
-        try:
-            client = redis.Redis(unix_socket_path=str(socket))
-            for _ in range(100):
-                try:
-                    client.ping()
-                    break
-                except redis.ConnectionError:
-                    time.sleep(0.05)
-            url = f"unix://{socket}"
-            for number in range(options.runs):
-                for label, size, plugin in chosen:
-                    print(f"round {number + 1}: {label}", file=sys.stderr)
-                    pushes[label].append(measure_pushes(client, url, options.n, size, plugin))
-                    jobs[label].append(measure_jobs(client, url, options.n, size, plugin))
-        finally:
-            server.terminate()
-            server.wait(10)
+    with private_server() as (client, url):
+        for number in range(options.runs):
+            for label, size, plugin in chosen:
+                print(f"round {number + 1}: {label}", file=sys.stderr)
+                pushes[label].append(measure_pushes(client, url, options.n, size, plugin))
+                jobs[label].append(measure_jobs(client, url, options.n, size, plugin))
     report(options, pushes, jobs)
     return 0
 

@@ -12,16 +12,14 @@ Usage: ``python -m benchmarks.status_cost [N]`` (default 5000).
 
 from __future__ import annotations
 
-import subprocess
 import sys
-import tempfile
 import threading
 import time
-from pathlib import Path
 
 import redis
 
 import cogworker
+from benchmarks.private_redis import private_server
 from cogworker.worker.launcher import Launcher
 
 
@@ -81,31 +79,14 @@ def per_job(client: redis.Redis, url: str, count: int, status: bool) -> tuple[fl
 
 def main() -> None:
     count = int(sys.argv[1]) if len(sys.argv) > 1 else 5000
-    with tempfile.TemporaryDirectory() as directory:
-        socket = Path(directory) / "redis.sock"
-        server = subprocess.Popen(["redis-server", "--port", "0", "--unixsocket", str(socket),
-                                   "--save", "", "--appendonly", "no"],
-                                  stdout=subprocess.DEVNULL)
-        try:
-            client = redis.Redis(unix_socket_path=str(socket))
-            for _ in range(100):
-                try:
-                    client.ping()
-                    break
-                except redis.ConnectionError:
-                    time.sleep(0.05)
-            url = f"unix://{socket}"
-            for status in (False, True):
-                print(f"status {'on ' if status else 'off'}: "
-                      f"{per_push(client, url, count, status):.2f} commands per push")
-            for status in (False, True):
-                calls, rate = per_job(client, url, count, status)
-                print(f"status {'on ' if status else 'off'}: {calls:.3f} commands per job, "
-                      f"{rate:,.0f} jobs/s (wall clock, shared machine)")
-        finally:
-            server.terminate()
-            server.wait(10)
-
+    with private_server() as (client, url):
+        for status in (False, True):
+            print(f"status {'on ' if status else 'off'}: "
+                  f"{per_push(client, url, count, status):.2f} commands per push")
+        for status in (False, True):
+            calls, rate = per_job(client, url, count, status)
+            print(f"status {'on ' if status else 'off'}: {calls:.3f} commands per job, "
+                  f"{rate:,.0f} jobs/s (wall clock, shared machine)")
 
 if __name__ == "__main__":
     main()

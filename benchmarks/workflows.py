@@ -16,23 +16,19 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import subprocess
 import sys
-import tempfile
 import threading
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import redis
 
 import cogworker
 from benchmarks.batches import commands
+from benchmarks.private_redis import private_server
 from cogworker.core.job import JobFunction
-from cogworker.redis.server_binary import find_redis_server
 from cogworker.worker.launcher import Launcher
 from cogworker.workflows import chain, chord, group
 
@@ -121,27 +117,6 @@ def _parse(argv: Sequence[str]) -> argparse.Namespace:
             options.n % options.length or options.n % options.width:
         parser.error("--n must be a multiple of --length and --width, each at least 1")
     return options
-
-
-@contextmanager
-def private_server() -> Iterator[tuple[redis.Redis, str]]:
-    with tempfile.TemporaryDirectory() as directory:
-        socket = Path(directory) / "redis.sock"
-        server = subprocess.Popen([find_redis_server(), "--port", "0", "--unixsocket",
-                                   str(socket), "--save", "", "--appendonly", "no"],
-                                  stdout=subprocess.DEVNULL)
-        try:
-            client = redis.Redis(unix_socket_path=str(socket))
-            for _ in range(100):
-                try:
-                    client.ping()
-                    break
-                except redis.ConnectionError:
-                    time.sleep(0.05)
-            yield client, f"unix://{socket}"
-        finally:
-            server.terminate()
-            server.wait(10)
 
 
 def report(options: argparse.Namespace, rows: dict[str, list[dict[str, float]]]) -> None:
