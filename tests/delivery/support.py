@@ -227,6 +227,13 @@ def executions(ledger: Ledger) -> dict[str, list[Execution]]:
     return dict(runs)
 
 
+def running_in(ledger: Ledger, pid: int) -> bool:
+    """Whether the ledger shows a job of process ``pid`` started and not finished. A test
+    that kills a worker mid-job waits for this: a held job may not have started yet."""
+    return any(run.pid == pid and run.finished is None
+               for attempts in executions(ledger).values() for run in attempts)
+
+
 def finished_jids(ledger: Ledger) -> set[str]:
     return {event.jid for event in ledger.events("finish")}
 

@@ -37,6 +37,7 @@ from delivery.support import (
     executions,
     finished_jids,
     identity_of,
+    running_in,
     unexplained_repeats,
     wait_all_finished,
 )
@@ -112,14 +113,7 @@ def test_a_sigkilled_child_is_replaced_and_its_jobs_run_again_at_once(
     supervisor = _supervise(fleet, supervisors, 3)
     jids = enqueue_work(make_client(redis_url), [0.5] * 60)
     doomed_pid, doomed_slot, doomed_identity = started_children(supervisor)[0]
-
-    def running_in_doomed() -> bool:
-        # Held is not enough: a fetched job may not have started yet. The kill must land
-        # while the ledger shows one of its jobs started and not finished.
-        return any(run.pid == doomed_pid and run.finished is None
-                   for attempts in executions(ledger).values() for run in attempts)
-
-    wait_until(running_in_doomed, 30,
+    wait_until(lambda: running_in(ledger, doomed_pid), 30,
                lambda: f"the child never got busy:\n{supervisor.output()[-3000:]}")
 
     os.kill(doomed_pid, signal.SIGKILL)
@@ -265,7 +259,7 @@ def test_a_replacement_on_the_same_host_recovers_a_killed_workers_jobs_at_start(
     doomed = fleet.start()
     doomed_identity = identity_of(doomed)
     jids = enqueue_work(make_client(redis_url), [0.5] * 12)
-    wait_until(lambda: redis_client.llen(keys.inprogress(doomed_identity)) >= 2, 30,
+    wait_until(lambda: running_in(ledger, doomed.pid), 30,
                lambda: f"the worker never got busy:\n{doomed.output()}")
     kill = fleet.kill(doomed)
     in_flight = {run.jid for attempts in executions(ledger).values() for run in attempts
