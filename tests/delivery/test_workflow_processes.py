@@ -208,7 +208,11 @@ def test_a_step_killed_between_its_success_and_its_ack_pushes_the_next_step_once
 
     assert workflow.get(timeout=WAIT) == {"label": "total", "value": 6}
     assert second.stop() == 0
-    assert [starts(ledger, name) for name in ("add", "slow_double", "describe")] == [1, 2, 1]
+    # slow_double ran twice (killed before its ack) and pushed describe once. add may have
+    # run twice too: acks are written in batches, so the kill can land before add's ack;
+    # that re-run also finds its result stored and pushes nothing.
+    assert [starts(ledger, name) for name in ("slow_double", "describe")] == [2, 1]
+    assert starts(ledger, "add") in (1, 2)
     record = workflow.state()
     assert record is not None and (record.state, record.finished) == ("succeeded", 3)
 
