@@ -29,9 +29,8 @@ from collections.abc import Sequence
 import redis
 
 import cogworker
-from benchmarks.private_redis import private_server
+from benchmarks.private_redis import private_server, run_worker_until
 from cogworker.redis.batch_store import RedisBatchStore
-from cogworker.worker.launcher import Launcher
 
 NAMESPACE = "measure"
 
@@ -115,15 +114,7 @@ def measure_jobs(client: redis.Redis, url: str, count: int, size: int,
     app = make_app(url, done, count, plugin=plugin)
     client.config_resetstat()
     RoundTrips.count = 0
-    launcher = Launcher(app)
-    thread = threading.Thread(target=launcher.run)
-    cpu, started = time.process_time(), time.perf_counter()
-    thread.start()
-    if not done.wait(300):
-        raise RuntimeError("the jobs did not all run within 300 s")
-    elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
-    launcher.request_stop()
-    thread.join(60)
+    elapsed, cpu = run_worker_until(app, done)
     stats = commands(client)
     app.close()
     client.delete(f"{NAMESPACE}:queue:cb")

@@ -1,10 +1,11 @@
-"""A private redis-server on a unix socket for the short in-process benchmarks (batches,
-workflows, status cost): started, pinged until it answers, and stopped afterwards."""
+"""For the short in-process benchmarks (batches, workflows, status cost, limits): a private
+redis-server on a unix socket, and a worker run in this process until the jobs are done."""
 
 from __future__ import annotations
 
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -12,7 +13,9 @@ from pathlib import Path
 
 import redis
 
+import cogworker
 from cogworker.redis.server_binary import find_redis_server
+from cogworker.worker.launcher import Launcher
 
 
 @contextmanager
@@ -35,3 +38,19 @@ def private_server() -> Iterator[tuple[redis.Redis, str]]:
         finally:
             server.terminate()
             server.wait(10)
+
+
+def run_worker_until(app: cogworker.App, done: threading.Event,
+                     timeout: float = 300) -> tuple[float, float]:
+    """Run a worker (the ``Launcher``) in this process until ``done`` is set, then stop it;
+    ``(wall seconds, this process's CPU seconds)`` from its start to ``done``."""
+    launcher = Launcher(app)
+    thread = threading.Thread(target=launcher.run)
+    cpu, started = time.process_time(), time.perf_counter()
+    thread.start()
+    if not done.wait(timeout):
+        raise RuntimeError(f"the jobs did not all run within {timeout:.0f} s")
+    elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
+    launcher.request_stop()
+    thread.join(60)
+    return elapsed, cpu

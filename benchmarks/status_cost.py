@@ -14,13 +14,11 @@ from __future__ import annotations
 
 import sys
 import threading
-import time
 
 import redis
 
 import cogworker
-from benchmarks.private_redis import private_server
-from cogworker.worker.launcher import Launcher
+from benchmarks.private_redis import private_server, run_worker_until
 
 
 def commands(client: redis.Redis) -> dict[str, int]:
@@ -64,14 +62,7 @@ def per_job(client: redis.Redis, url: str, count: int, status: bool) -> tuple[fl
     done = threading.Event()
     app = app_for(url, status, done, count)
     client.config_resetstat()
-    launcher = Launcher(app)
-    thread = threading.Thread(target=launcher.run)
-    started = time.monotonic()
-    thread.start()
-    assert done.wait(300), "the jobs did not all run"
-    elapsed = time.monotonic() - started
-    launcher.request_stop()
-    thread.join(60)
+    elapsed, _cpu = run_worker_until(app, done)
     calls = sum(commands(client).values()) - 1
     app.close()
     return calls / count, count / elapsed

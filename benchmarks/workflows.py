@@ -27,9 +27,8 @@ import redis
 
 import cogworker
 from benchmarks.batches import commands
-from benchmarks.private_redis import private_server
+from benchmarks.private_redis import private_server, run_worker_until
 from cogworker.core.job import JobFunction
-from cogworker.worker.launcher import Launcher
 from cogworker.workflows import chain, chord, group
 
 NAMESPACE = "measure"
@@ -89,15 +88,7 @@ def measure(client: redis.Redis, url: str, kind: str,
     pushed = time.perf_counter() - started
     push_calls = sum(commands(client).values()) - 1  # the INFO itself
     client.config_resetstat()
-    launcher = Launcher(bench.app)
-    thread = threading.Thread(target=launcher.run)
-    cpu, started = time.process_time(), time.perf_counter()
-    thread.start()
-    if not done.wait(300):
-        raise RuntimeError("the jobs did not all run within 300 s")
-    elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
-    launcher.request_stop()
-    thread.join(60)
+    elapsed, cpu = run_worker_until(bench.app, done)
     stats = commands(client)
     bench.app.close()
     return {"push_commands": push_calls / count, "push_us": pushed / count * 1e6,
