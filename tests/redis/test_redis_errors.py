@@ -11,6 +11,7 @@ import redis.exceptions as rex
 from cogworker.core.errors import BrokerError, BrokerFullError, BrokerUnavailableError
 from cogworker.redis.broker import RedisBroker
 from cogworker.redis.connection import make_client
+from cogworker.redis.errors import translate
 from cogworker.redis.keys import KeySchema
 from cogworker.redis.server_process import free_port
 from helpers.redis_servers import RedisServerFactory, demotable_broker
@@ -84,3 +85,14 @@ def test_a_full_server_is_a_full_broker_not_an_unavailable_one(
     assert broker.ping() is True  # full is not unreachable
     broker.close()
     client.close()
+
+
+def test_a_full_server_refusing_a_script_is_a_full_broker() -> None:
+    # Redis refuses a script's first memory-growing write with this reply; the claim
+    # retries such a refusal with its no-op write first, so it must read as "full"
+    inside = rex.ResponseError(
+        "Error running script (call to f_58a5): @user_script:53: @user_script: 53: -OOM "
+        "command not allowed when used memory > 'maxmemory'.")
+    assert isinstance(translate(inside), BrokerFullError)
+    assert not isinstance(translate(rex.ResponseError("ERR no OOM command here")),
+                          BrokerFullError)

@@ -12,7 +12,8 @@ Core code never catches ``redis.*``: everything Redis-specific raises through
   :class:`BrokerAuthenticationError`, which is not "unavailable": retrying never fixes it;
 * ACL refusals (``NOPERM``, also from inside a script) to :class:`BrokerPermissionError`,
   whose message says what to grant;
-* ``OOM`` (``maxmemory`` reached with ``noeviction``) to :class:`BrokerFullError`;
+* ``OOM`` (``maxmemory`` reached with ``noeviction``, also from inside a script, which
+  Redis refuses at its first memory-growing write) to :class:`BrokerFullError`;
 * every other Redis error to :class:`BrokerError`.
 """
 
@@ -40,6 +41,8 @@ _UNAVAILABLE_WORDS = ("READONLY", "LOADING", "MASTERDOWN", "TRYAGAIN", "BUSY", "
 _UNAVAILABLE_RE = re.compile(rf"(?:^|: -?|\s-)({'|'.join(_UNAVAILABLE_WORDS)})(?:\s|$)")
 _UNKNOWN_COMMAND_RE = re.compile(r"unknown (?:redis )?command", re.IGNORECASE)
 # NOPERM replies; inside a script Redis 6.2 words it "The user executing the script can't …"
+# OOM from inside a script: "Error running script (…): @user_script:53: … -OOM command …"
+_OUT_OF_MEMORY_RE = re.compile(r"(?:: -?|\s-)OOM command not allowed")
 _NO_PERMISSION_RE = re.compile(r"NOPERM|no permissions to|user executing the script can't")
 ACL_ADVICE = ("the Redis user's ACL does not allow it: give the user cogworker's keys and "
               "channels, e.g. ACL SETUSER <user> ~cogworker:* ~periodic:* resetchannels "
@@ -67,6 +70,12 @@ def is_unknown_command(exc: BaseException) -> bool:
     return isinstance(exc, rex.ResponseError) and bool(_UNKNOWN_COMMAND_RE.search(str(exc)))
 
 
+def is_out_of_memory(exc: BaseException) -> bool:
+    """Whether Redis refused a write because it is full (``maxmemory``, noeviction)."""
+    return isinstance(exc, rex.OutOfMemoryError) or (
+        isinstance(exc, rex.ResponseError) and bool(_OUT_OF_MEMORY_RE.search(str(exc))))
+
+
 def is_no_permission(exc: BaseException) -> bool:
     """Whether a Redis exception is an ACL refusal."""
     return isinstance(exc, rex.NoPermissionError) or (
@@ -86,7 +95,7 @@ def translate(exc: rex.RedisError) -> BrokerError:
         return UnsupportedCommandError(message)
     if is_no_permission(exc):
         return BrokerPermissionError(f"{message}; {ACL_ADVICE}")
-    if isinstance(exc, rex.OutOfMemoryError):
+    if is_out_of_memory(exc):
         return BrokerFullError(message)
     return BrokerError(message)
 

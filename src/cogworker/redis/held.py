@@ -26,7 +26,7 @@ from cogworker.core.broker import (
     SortedSetName,
     UnitOfWork,
 )
-from cogworker.core.errors import BrokerError, BrokerUnavailableError
+from cogworker.core.errors import BrokerError, BrokerFullError, BrokerUnavailableError
 from cogworker.redis.errors import translate_errors
 from cogworker.redis.filing import bury_repeat_orphans, file_unsettled, unsettled_record
 from cogworker.redis.held_recovery import Recovery
@@ -84,14 +84,17 @@ class RedisHeldJobStore:
         held = keys.inprogress(holder)
         queue_keys = [keys.queue(queue) for queue in queues]
 
-        def take() -> list[Any]:
+        def take(full: int) -> list[Any]:
             return cast("list[Any]", self._scripts.run(
                 LUA_PACKAGE, "held_claim", keys=[keys.paused_queues, *queue_keys, held],
-                args=[max_jobs, *queues]))
+                args=[max_jobs, full, *queues]))
 
         expected = {keys.paused_queues: "set", held: "list",
                     **dict.fromkeys(queue_keys, "list")}
-        reply = self._guard.guarded(take, expected)
+        try:
+            reply = self._guard.guarded(lambda: take(0), expected)
+        except BrokerFullError:  # refused at its first write: nothing moved; mark and retry
+            reply = self._guard.guarded(lambda: take(1), expected)
         count = int(reply[0])
         open_queues = tuple(queues[int(position) - 1] for position in reply[1:count + 1])
         flat = reply[count + 1:]

@@ -11,14 +11,19 @@
 -- KEYS[i+1]  the orphan counter of the job of ARGV[i] (one per raw, in the same order)
 -- ARGV[i]    the raw payload of a settled job
 --
+-- The counters of the jobs found are deleted by one DEL at the end (one command for the
+-- batch, not one per job: most jobs were never orphaned and have none).
+--
 -- Returns how many raws were found on the list and removed.
 -- luacheck: globals KEYS ARGV redis
 
-local removed = 0
+local counters = {}
 for i = 1, #ARGV do
   if redis.call('LREM', KEYS[1], 1, ARGV[i]) > 0 then
-    removed = removed + 1
-    redis.call('DEL', KEYS[i + 1])
+    counters[#counters + 1] = KEYS[i + 1]
   end
 end
-return removed
+if #counters > 0 then
+  redis.call('DEL', unpack(counters))
+end
+return #counters
