@@ -319,6 +319,30 @@ def test_manager_quiet_fetches_nothing() -> None:
     manager.stop(timeout=1)
 
 
+def test_quiet_hands_back_the_jobs_fetched_ahead_at_once() -> None:
+    app, broker = memory_app(concurrency=1)
+    running, release = threading.Event(), threading.Event()
+
+    @app.job
+    def job(n: int) -> None:
+        running.set()
+        release.wait(10)
+
+    for n in range(5):
+        job.perform_async(n)
+    fetcher = app.hooks.make_fetcher(app, app.broker)
+    manager = Manager(app, fetcher, OutageLog())
+    manager.start()
+    assert running.wait(10)
+    # the one thread's job, and one fetched ahead (the depth is not measured yet)
+    assert len(held(app, broker)) == 2 and broker.queues.size("default") == 3
+    manager.quiet()  # the running job goes on; the one waiting goes back now
+    assert len(held(app, broker)) == 1 and broker.queues.size("default") == 4
+    release.set()
+    assert manager.stop(timeout=5) == 0
+    assert broker.queues.size("default") == 4 and held(app, broker) == []
+
+
 def test_outage_log_collapses_repeats(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO)
     log = OutageLog(summary_interval=0.05)

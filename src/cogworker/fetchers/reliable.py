@@ -134,7 +134,7 @@ class ReliableFetcher:
                         max_jobs: int) -> list[UnitOfWork]:
         order = fetch_order(queues, self._rng, self._strict)
         batch = self._held.claim(self.identity, order, max_jobs)
-        if batch.works:
+        if batch.works or timeout <= 0:  # 0: take what is there, wait for nothing
             return list(batch.works)
         if not batch.open_queues:
             self._closed.wait(min(timeout, ALL_PAUSED_PAUSE))

@@ -1,14 +1,9 @@
 """The processor threads of one worker process, and what they share.
 
-One thread fetches at a time, for itself and for the other idle threads (a few jobs per
-round trip when several are idle), so an idle process sends one blocking fetch at a time
-instead of one per thread. Every other thread waits for the fetch gate or for work.
-
-A fetch that failed because the broker was unreachable may still have run (a reply lost on
-the way back, a command Redis ran when it woke from a freeze): its jobs are then held by
-this process, unknown to every thread. After such a failure, the first fetch
-that works again asks the poller for :data:`STRAY_CHECKS` quick reconciles, one per poll,
-so those jobs go back to their queue within a few polls instead of after two orphan checks.
+Each thread takes its next job from the :class:`~cogworker.worker.intake.Intake` (the fetch
+gate and the jobs fetched ahead), runs it, and settles it; the acker writes the acks in
+batches. A stop waits for the running jobs, gives back what was fetched and not started,
+and requeues what is left.
 """
 
 from __future__ import annotations
@@ -21,13 +16,14 @@ import time
 from typing import TYPE_CHECKING
 
 from cogworker.core.broker import Fetcher, SortedSetName, UnitOfWork, WorkRecord
-from cogworker.core.errors import BrokerUnavailableError, JobFailedError, JobOrphanedError
+from cogworker.core.errors import JobFailedError, JobOrphanedError
 from cogworker.core.outage import OutageLog
 from cogworker.core.payload import Payload, decode
 from cogworker.worker.acker import AckBatcher
 from cogworker.worker.death import notify_death, release_job_locks
 from cogworker.worker.event_loop import EventLoopThread
 from cogworker.worker.executor import ACK, GIVE_BACK, JobRunner, Settlement
+from cogworker.worker.intake import ERROR_BACKOFF, FETCH_TIMEOUT, Intake
 from cogworker.worker.settlement import Settler, jid_of
 from cogworker.worker.stats_buffer import StatsBuffer
 
@@ -36,13 +32,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("cogworker.manager")
 
-FETCH_TIMEOUT = 2.0
 QUIET_SLEEP = 0.5
-ERROR_BACKOFF = 1.0
-MAX_PREFETCH = 16
-STRAY_CHECKS = 3
-"""Quick reconciles after a fetch failed on an unreachable broker: a stray is requeued when
-two consecutive ones see it, and the third covers a fetch the store ran a little later."""
 
 
 class Manager:
@@ -58,25 +48,21 @@ class Manager:
         self._threads: list[threading.Thread] = []
         self._quiet = threading.Event()
         self._stopping = threading.Event()
-        self._fetch_gate = threading.Lock()
-        self._prefetched: collections.deque[UnitOfWork] = collections.deque()
+        self.intake = Intake(app, fetcher, outages, self.stats, self._may_fetch, self._stopping)
         self._lock = threading.Lock()
         self._busy = 0
-        self._idle = 0
         self._running: collections.Counter[str] = collections.Counter()
         self._work: dict[str, tuple[UnitOfWork, float]] = {}
         self._performing: dict[str, Payload] = {}
         self._previous_strays: set[str] = set()
-        self._taken = 0  # jobs fetched so far
-        self._let_go = 0  # of those, jobs run to the end or handed back
-        self._fetch_uncertain = False  # a fetch failed in a way that may have moved jobs
-        self._stray_checks_due = 0
+        self._let_go = 0  # of the jobs fetched, those run to the end or handed back
 
     # control --------------------------------------------------------------------------------
     def start(self) -> None:
         self.runner = JobRunner(self.app, self.outages, self.stats, self.event_loop)
         self.acker = AckBatcher(self.settler)
         self.settler.batch_acks = self.acker.submit
+        self.intake.start()
         for _ in range(self.app.settings.concurrency):
             tid = secrets.token_hex(6)
             thread = threading.Thread(target=self._loop, args=(tid,), daemon=True,
@@ -85,7 +71,10 @@ class Manager:
             thread.start()
 
     def quiet(self) -> None:
+        """Start no job from now on; the jobs fetched ahead go back to their queues now
+        (another process may run them meanwhile), the running ones go on."""
         self._quiet.set()
+        self._give_back_prefetched()
 
     def stop_intake(self) -> None:
         """Start no job from now on (the first step of a stop, before anything that may
@@ -117,7 +106,9 @@ class Manager:
         """``(taken, in_hand)``: jobs fetched since start, and how many of them are still
         in this process (prefetched, running, or between the two). For ``--burst``."""
         with self._lock:
-            return self._taken, self._taken - self._let_go
+            let_go = self._let_go
+        taken = self.intake.taken
+        return taken, taken - let_go
 
     def work_entries(self) -> dict[str, WorkRecord]:
         """What runs now, per processor thread (tid): queue, payload, start time. Jobs that
@@ -144,9 +135,10 @@ class Manager:
 
     def _process_one(self, tid: str) -> None:
         if self._quiet.is_set():
+            self._give_back_prefetched()  # a fetch ahead that ended after quiet() gave back
             self._stopping.wait(QUIET_SLEEP)
             return
-        work = self._next_work()
+        work = self.intake.next_work()
         if work is None:
             return
         if self._stopping.is_set() or self._quiet.is_set():
@@ -156,47 +148,8 @@ class Manager:
             return
         self._run(tid, work)
 
-    def _next_work(self) -> UnitOfWork | None:
-        with self._lock:
-            if self._prefetched:
-                return self._prefetched.popleft()
-            self._idle += 1
-        try:
-            with self._fetch_gate:
-                with self._lock:
-                    if self._prefetched:
-                        return self._prefetched.popleft()
-                    wanted = min(self._idle, MAX_PREFETCH)
-                if self._stopping.is_set() or self._quiet.is_set():
-                    return None
-                works = self._fetch(wanted)
-        finally:
-            with self._lock:
-                self._idle -= 1
-        if not works:
-            return None
-        with self._lock:
-            self._prefetched.extend(works[1:])
-        return works[0]
-
-    def _fetch(self, wanted: int) -> list[UnitOfWork]:
-        try:
-            works = self.fetcher.fetch(self.app.settings.queues, FETCH_TIMEOUT, wanted)
-        except Exception as exc:
-            self.outages.report("fetch", exc)
-            if isinstance(exc, BrokerUnavailableError):
-                self._fetch_uncertain = True
-            self._stopping.wait(ERROR_BACKOFF)
-            return []
-        self.outages.recovered("fetch")
-        with self._lock:
-            self._taken += len(works)
-            if self._fetch_uncertain:
-                self._fetch_uncertain = False
-                self._stray_checks_due = STRAY_CHECKS
-        if not works:
-            self.stats.flush()  # idle: publish the last counts now rather than at the next job
-        return works
+    def _may_fetch(self) -> bool:
+        return not (self._stopping.is_set() or self._quiet.is_set())
 
     def _run(self, tid: str, work: UnitOfWork) -> None:
         with self._lock:
@@ -204,6 +157,7 @@ class Manager:
             self._running[work.raw] += 1
             self._work[tid] = (work, time.time())
         performed = False
+        started = time.monotonic()
 
         def on_perform(job: Payload, starting: bool) -> None:
             nonlocal performed
@@ -219,6 +173,7 @@ class Manager:
             with self._lock:
                 self._busy -= 1
                 self._work.pop(tid, None)
+        self.intake.job_ran(time.monotonic() - started)
         try:
             self.settler.settle(work, settlement)
         finally:
@@ -257,10 +212,11 @@ class Manager:
         deadline = time.monotonic() + timeout
         for thread in self._threads:
             thread.join(max(deadline - time.monotonic(), 0))
-        grace = time.monotonic() + FETCH_TIMEOUT + 1
+        grace = time.monotonic() + FETCH_TIMEOUT + 1  # an idle thread's fetch returns by then
         for thread in self._threads:
             if thread.is_alive() and not self._thread_busy(thread):
                 thread.join(max(grace - time.monotonic(), 0))
+        self.intake.stop()
         self._give_back_prefetched()
         if self.acker is not None:
             self.settler.batch_acks = None  # a job finishing from now on acks by itself
@@ -276,9 +232,10 @@ class Manager:
             return tid in self._work
 
     def _give_back_prefetched(self) -> None:
-        with self._lock:
-            works = list(self._prefetched)
-            self._prefetched.clear()
+        works = self.intake.take_ready()
+        if works:
+            with self._lock:
+                self._let_go += len(works)
         for work in works:
             self.settler.give_back(work)
 
@@ -342,18 +299,15 @@ class Manager:
     def take_stray_check(self) -> bool:
         """Whether the poller should reconcile now, out of turn (after a fetch that may
         have moved jobs nobody knows of); counts the check as taken."""
-        with self._lock:
-            if self._stray_checks_due <= 0:
-                return False
-            self._stray_checks_due -= 1
-            return True
+        return self.intake.take_stray_check()
 
     def reconcile(self) -> None:
         """Finish pending settlements; requeue jobs this process holds that nobody runs
         (seen twice)."""
         self.settler.retry_pending()
         with self._lock:
-            running = set(self._running) | {w.raw for w in self._prefetched}
+            running = set(self._running)
+        running |= self.intake.ready_raws()
         if self.acker is not None:
             running |= self.acker.pending_raws()
         pending = set(self.settler.snapshot())

@@ -51,9 +51,11 @@ class Fetcher(Protocol):
         decides the order and skips paused queues (read afresh on every call). Each job is
         taken atomically: it is either still on its queue or (``reliable``) held by this
         process, never nowhere. Returns [] after the timeout, and at once after
-        :meth:`close`. A ``BrokerUnavailableError`` may hide jobs the store handed out
-        (a lost reply): a reliable strategy then holds them unknown to the caller, and
-        :meth:`in_progress` shows them.
+        :meth:`close`. A ``timeout`` of 0 asks for the jobs there are now, waiting for
+        none: the Manager fetches ahead so, from a ``reliable`` strategy only (one that
+        cannot take without waiting may wait briefly). A ``BrokerUnavailableError`` may
+        hide jobs the store handed out (a lost reply): a reliable strategy then holds them
+        unknown to the caller, and :meth:`in_progress` shows them.
         """
         ...
 
