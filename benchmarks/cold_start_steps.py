@@ -19,7 +19,8 @@ runs are not. Count them under valgrind, each step against ``import``::
 
 with ``PYTHONPATH`` set to the repository root and ``BENCH_REDIS_URL`` (and
 ``BENCH_COUNTER_FILE``) as ``first_enqueue.py`` has them; run each step once untimed first,
-so that bytecode and the plugin scan's cache are written.
+so that bytecode and the plugin scan's cache are written. Set ``PYTHONHASHSEED=0`` too: with
+a random seed each run's dictionaries differ and the counts move by a million or two.
 """
 
 from __future__ import annotations

@@ -12,9 +12,8 @@ import pytest
 
 import cogworker
 from cogworker.core.job import JobFunction
+from cogworker.plugins.workflows_names import CHORD_UNLOCK, GROUP_LAUNCH
 from cogworker.workflows import WorkflowFailedError, WorkflowResult, chain, chord, group
-from cogworker.workflows.groups import CHORD_UNLOCK
-from cogworker.workflows.steps import GROUP_LAUNCH
 from delivery.conftest import APP_HEADER, StartAppWorker
 from helpers.workers import Ledger, wait_until
 

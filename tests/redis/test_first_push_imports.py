@@ -1,4 +1,5 @@
-"""A push loads only the push path: no worker, dashboard, cron or private-server modules.
+"""A push loads only the push path: no worker, dashboard, cron, API or private-server
+modules, and of each default plugin only its hooks and option checks.
 
 Checked in a fresh interpreter (``sys.modules`` after one ``perform_async``), so a module
 that a push does not need, imported by a plugin at its top, shows up here. What a push
@@ -40,7 +41,20 @@ NOT_ON_THE_PUSH_PATH = (
     "cogworker.redis.process_registry",
     "cogworker.redis.periodic_store",
     "cogworker.redis.locate",
+    "cogworker.redis.job_sets",  # and the modules only those facets need
+    "cogworker.redis.lock_store",
+    "cogworker.redis.requeue_keys",
+    "cogworker.redis.search",
+    "cogworker.redis.stats_store",
+    "cogworker.redis.pubsub",  # the wake-up subscription: a worker's
     "cogworker.core.background_flush",  # the bookkeeping plugins' writer: a worker's
+    "cogworker.core.outage",
+    "cogworker.api",  # the readers (a workflow's group launch reads batches there)
+    "cogworker.core.broker.history_index",
+    "cogworker.workflows",  # chains and groups: built by the user, run by a worker
+    "cogworker.plugins.limits.limiter",  # only for jobs that declare limits, and workers
+    "cogworker.plugins.cancel.watch",  # the workers' cancellation thread
+    "cogworker.plugins.metrics.buffer",  # the workers' timings
     "ctypes",
 )
 

@@ -11,9 +11,8 @@ from cogworker.app import App
 from cogworker.core.broker import RESULTS, ResultStore
 from cogworker.plugins import workflows as plugin
 from cogworker.plugins.batches.errors import BatchError
+from cogworker.plugins.workflows_names import CHORD_UNLOCK, GROUP_LAUNCH
 from cogworker.workflows import chain, group
-from cogworker.workflows.groups import CHORD_UNLOCK
-from cogworker.workflows.steps import GROUP_LAUNCH
 
 
 @pytest.fixture

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import difflib
 import inspect
+import types
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -147,6 +148,11 @@ def where_defined(target: object) -> str:
     unwrapped = inspect.unwrap(target) if callable(target) else target
     try:
         path = inspect.getsourcefile(unwrapped)  # type: ignore[arg-type]
+        code = getattr(unwrapped, "__code__", None)
+        if path and isinstance(code, types.CodeType):
+            # a function's first line, as getsourcelines finds it, without reading and
+            # tokenizing its source: every registration asks (a first push's included)
+            return f"{path}:{code.co_firstlineno}"
         _lines, line = inspect.getsourcelines(unwrapped)  # type: ignore[arg-type]
     except (OSError, TypeError):
         return repr(target)

@@ -35,7 +35,7 @@ from cogworker.core.errors import (
     PluginNotFoundError,
 )
 from cogworker.core.hook_dispatch import arm_addhooks, tracing_requested
-from cogworker.core.markers import PROJECT_NAME
+from cogworker.core.plugin_manager import PluginManager
 from cogworker.core.settings import DEACTIVATE_PREFIX, DEFAULT_PLUGINS, Settings
 
 logger = logging.getLogger(__name__)
@@ -232,7 +232,7 @@ def _resolve(catalog: Catalog, fetch: str, defaults: Sequence[str],
 
 def _provides_fetcher(entry: CatalogEntry) -> bool:
     plugin = entry.load()
-    parser = pluggy.PluginManager(PROJECT_NAME)
+    parser = PluginManager()
     for attribute in dir(plugin):
         opts = parser.parse_hookimpl_opts(plugin, attribute)
         if opts is None or opts["wrapper"] or opts["hookwrapper"]:
@@ -268,7 +268,7 @@ def load_plugins(catalog: Catalog, names: Iterable[str]) -> pluggy.PluginManager
     and its distribution, :class:`PluginConflictError` when two exclusive fetchers are
     active. ``COGWORKER_TRACE_PLUGINS=1`` logs every hook call at DEBUG.
     """
-    pm = pluggy.PluginManager(PROJECT_NAME)
+    pm = PluginManager()
     pm.add_hookspecs(hookspecs)
     arm_addhooks(pm)
     for name in sorted(set(names)):
@@ -322,7 +322,7 @@ def declared_by(catalog: Catalog, names: Iterable[str], hook: str) -> list[tuple
     """What the plugins ``names`` answer to the argument-less declaration ``hook``
     (``cogworker_job_options``, ``cogworker_broker_schemes``), imported but not
     registered; a plugin without that hook is left out. Import errors propagate."""
-    parser = pluggy.PluginManager(PROJECT_NAME)
+    parser = PluginManager()
     declared: list[tuple[str, object]] = []
     for name in sorted(set(names)):
         plugin = catalog.entry(name).load()

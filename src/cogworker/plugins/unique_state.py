@@ -13,8 +13,7 @@ import random
 import threading
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from cogworker.core.errors import BrokerUnavailableError, ConfigurationError
 from cogworker.core.settings import checked_like
@@ -32,8 +31,7 @@ OPTION_NAMES = ("lock_ttl", "orphan_report_interval")
 LOCK_TTL_ALIAS = "unique_lock_ttl"
 
 
-@dataclass(frozen=True, slots=True)
-class UniqueOptions:
+class UniqueOptions(NamedTuple):
     """``plugin_options["unique"]``.
 
     ``orphan_report_interval``: seconds between two orphaned-lock reports of one process
@@ -114,16 +112,21 @@ class DeferredReleases:
         return settled
 
 
-@dataclass(slots=True)
 class OrphanReportClock:
     """When this process next reports orphaned locks: a random first time, then regularly.
 
     The random first time keeps a fleet that restarts together from scanning together.
     """
 
-    interval: float
-    next_due: float | None = None
-    running: threading.Event = field(default_factory=threading.Event)
+    __slots__ = ("interval", "next_due", "running")
+
+    def __init__(self, interval: float, next_due: float | None = None) -> None:
+        self.interval = interval
+        self.next_due = next_due
+        self.running = threading.Event()
+
+    def __repr__(self) -> str:
+        return f"OrphanReportClock(interval={self.interval!r}, next_due={self.next_due!r})"
 
     def take_turn(self, now: float) -> bool:
         """True when a report is due now (and none is running); schedules the next one."""
@@ -138,16 +141,15 @@ class OrphanReportClock:
         return True
 
 
-@dataclass(slots=True)
 class UniqueState:
     """Everything the plugin keeps for one app, in ``app.extras["unique"]``."""
 
-    options: UniqueOptions
-    deferred: DeferredReleases = field(default_factory=DeferredReleases)
-    orphan_clock: OrphanReportClock = field(init=False)
+    __slots__ = ("deferred", "options", "orphan_clock")
 
-    def __post_init__(self) -> None:
-        self.orphan_clock = OrphanReportClock(self.options.orphan_report_interval)
+    def __init__(self, options: UniqueOptions) -> None:
+        self.options = options
+        self.deferred = DeferredReleases()
+        self.orphan_clock = OrphanReportClock(options.orphan_report_interval)
 
 
 _state_lock = threading.Lock()

@@ -18,8 +18,8 @@ the other in one atomic step guarded by the stored result: a step run again afte
   about three seconds, then raises, so the step fails and is retried as any failure (the
   result, and the next push, are then written by the retry).
 
-Registers two jobs: :data:`~cogworker.workflows.groups.CHORD_UNLOCK`, which a chord's
-batch runs on success, and :data:`~cogworker.workflows.steps.GROUP_LAUNCH`, which starts
+Registers two jobs: :data:`~cogworker.plugins.workflows_names.CHORD_UNLOCK`, which a chord's
+batch runs on success, and :data:`~cogworker.plugins.workflows_names.GROUP_LAUNCH`, which starts
 a group inside a chain. Options: ``plugin_options.workflows.result_ttl`` (seconds, default
 one day).
 """
@@ -35,15 +35,14 @@ from cogworker.core.cancel_signal import current_signal
 from cogworker.core.errors import JobArgumentError, JobCancelled
 from cogworker.core.markers import hookimpl
 from cogworker.core.payload import check_json_args, dumps, error_class, error_message
+from cogworker.plugins.workflows_names import CHORD_UNLOCK, GROUP_LAUNCH, MARKER
 from cogworker.plugins.workflows_options import OPTIONS_KEY, PLUGIN_NAME, WorkflowOptions
-from cogworker.workflows.finishing import write_finished
-from cogworker.workflows.groups import CHORD_UNLOCK, launch_group, unlock_chord
-from cogworker.workflows.steps import GROUP_LAUNCH, MARKER, StepMarker
 
 if TYPE_CHECKING:
     from cogworker.core.middleware import JobContext, ServerMiddleware
     from cogworker.core.payload import Payload
     from cogworker.core.plugin_host import PluginHost
+    from cogworker.workflows.steps import StepMarker
 
 logger = logging.getLogger("cogworker.plugin.workflows")
 
@@ -61,9 +60,14 @@ def _register_jobs(app: PluginHost) -> None:
     callback and a worker runs them."""
     def chord_unlock(bid: str, counts: object, workflow_id: str, ttl: float,
                      member_jids: list[str], rest: list[object], step: int) -> None:
+        # the workflow machinery is a worker's: imported by the first run, not at a push
+        from cogworker.workflows.groups import unlock_chord
+
         unlock_chord(app, workflow_id, ttl, member_jids, rest, step)
 
     def start_group(result: object, spec: dict[str, Any]) -> None:
+        from cogworker.workflows.groups import launch_group  # as above: a worker's
+
         launch_group(app, result, spec)
 
     app.registry.register(chord_unlock, name=CHORD_UNLOCK, options={}, plugin=PLUGIN_NAME)
@@ -79,6 +83,8 @@ def _store(app: PluginHost) -> ResultStore | None:
 
 
 def _marker(job: Payload) -> StepMarker | None:
+    from cogworker.workflows.steps import StepMarker  # only for a step: off the push path
+
     try:
         return StepMarker.parse(job[MARKER])
     except ValueError as exc:
@@ -110,6 +116,8 @@ def finish_step(app: PluginHost, job: Payload, result: object) -> None:
         logger.error("workflow %s failed: %s", marker.workflow_id, error)
         store.fail(marker.workflow_id, marker.step, error, marker.ttl)
         return
+    from cogworker.workflows.finishing import write_finished  # a worker's, as _marker's
+
     write_finished(store, marker.finished(jid, text, app.clock()))
 
 

@@ -25,8 +25,8 @@ from cogworker.core.broker import LOCATE_WINDOW, Extension, LocatePage
 from cogworker.core.errors import BrokerUnavailableError
 from cogworker.core.settings import DEFAULT_PUSH_BUSY_WAIT
 from cogworker.redis.connection import redact_url
+from cogworker.redis.dead_caps import DEFAULT_DEAD_MAX_JOBS, DEFAULT_DEAD_TIMEOUT
 from cogworker.redis.errors import translate_errors
-from cogworker.redis.job_sets import DEFAULT_DEAD_MAX_JOBS, DEFAULT_DEAD_TIMEOUT
 from cogworker.redis.keys import KeySchema
 from cogworker.redis.queue_store import RedisQueueStore
 from cogworker.redis.scripts import Scripts

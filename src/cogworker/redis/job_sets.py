@@ -29,6 +29,7 @@ from cogworker.core.broker import (
 )
 from cogworker.core.errors import BrokerError, BrokerUnavailableError, PayloadError
 from cogworker.core.payload import decode, dumps, encode, unparseable_wrapper
+from cogworker.redis.dead_caps import DEFAULT_DEAD_MAX_JOBS, DEFAULT_DEAD_TIMEOUT
 from cogworker.redis.errors import translate_errors
 from cogworker.redis.keys import KeySchema
 from cogworker.redis.replies import as_text, text, wire
@@ -40,8 +41,6 @@ from cogworker.redis.stats_store import THROUGHPUT_TTL
 logger = logging.getLogger(__name__)
 
 LUA_PACKAGE = "cogworker.redis"
-DEFAULT_DEAD_MAX_JOBS = 10_000
-DEFAULT_DEAD_TIMEOUT = 180 * 86_400.0  # six months, in seconds
 TRAIL_BATCH = 500
 """Entries read (and failure trails deleted) per step when a cleared set is walked."""
 CLEARING_TTL = 3600

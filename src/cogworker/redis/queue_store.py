@@ -20,13 +20,10 @@ from cogworker.core.broker import QueueRecord, Relock, SearchPage, Subscription,
 from cogworker.core.settings import DEFAULT_PUSH_BUSY_WAIT
 from cogworker.redis.errors import translate_errors
 from cogworker.redis.keys import KeySchema
-from cogworker.redis.pubsub import RedisSubscription
 from cogworker.redis.push import Pusher
 from cogworker.redis.quarantine import KeyGuard
 from cogworker.redis.replies import text, wire
-from cogworker.redis.requeue_keys import requeue_target
 from cogworker.redis.scripts import Scripts
-from cogworker.redis.search import search_window
 
 LUA_PACKAGE = "cogworker.redis"
 
@@ -134,6 +131,8 @@ class RedisQueueStore:
     def search(self, queue: str, needle: str, *, start: int = 0, newest_first: bool = True,
                limit: int, window: int) -> SearchPage:
         _check_name(queue)
+        from cogworker.redis.search import search_window  # the dashboard's: not a push's
+
         return search_window(self._scripts, self._keys.queue(queue), "list", needle,
                              start=start, newest_first=newest_first, limit=limit,
                              window=window)
@@ -213,6 +212,9 @@ class RedisQueueStore:
     def push_back(self, work: UnitOfWork, relock: Relock | None = None) -> None:
         """RPUSH onto ``work.queue`` with the lock re-taken and a wake-up, one Lua step."""
         _check_name(work.queue)
+        # a worker's (with the lock store's module): off the push path
+        from cogworker.redis.requeue_keys import requeue_target
+
         target = requeue_target(self._keys, work.raw, relock)
         self._scripts.run(
             LUA_PACKAGE, "queue_push_back",
@@ -222,6 +224,8 @@ class RedisQueueStore:
         )
 
     def subscribe_wakeups(self) -> AbstractContextManager[Subscription]:
+        from cogworker.redis.pubsub import RedisSubscription  # a worker's: off the push path
+
         return RedisSubscription.opened(self._client, self._keys.wakeup)
 
     def close(self) -> None:

@@ -8,7 +8,7 @@ step after a group receives the list of the group's results. :meth:`Chain.apply_
 records the workflow as running and pushes the first step through the ordinary push path;
 each later step is pushed by the results store, once, when the step before it finished
 (:mod:`cogworker.workflows.steps`); a group is started by the built-in job
-:data:`~cogworker.workflows.steps.GROUP_LAUNCH` as a chord whose unlock goes on with the
+:data:`~cogworker.plugins.workflows_names.GROUP_LAUNCH` as a chord whose unlock goes on with the
 rest of the chain.
 """
 
@@ -20,12 +20,13 @@ from cogworker.core.payload import Payload, complete
 from cogworker.core.signatures import Signature
 from cogworker.plugins.batches.building import new_bid
 from cogworker.plugins.batches.runtime import runtime_of
+from cogworker.plugins.workflows_names import GROUP_LAUNCH, MARKER
 from cogworker.workflows.errors import WorkflowError
 from cogworker.workflows.groups import Group
 from cogworker.workflows.host import options_of, plugin_host, result_store
 from cogworker.workflows.placing import check_one_app, laid_out_at
 from cogworker.workflows.results import WorkflowResult
-from cogworker.workflows.steps import GROUP_LAUNCH, MARKER, Later, chain_marker
+from cogworker.workflows.steps import Later, chain_marker
 
 Step = Signature | Group
 

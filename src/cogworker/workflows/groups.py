@@ -21,7 +21,6 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from cogworker.api.batches import Batches
 from cogworker.core.broker import ResultStore
 from cogworker.core.broker.results import READ_LIMIT
 from cogworker.core.current_job import current_job
@@ -29,16 +28,14 @@ from cogworker.core.payload import Payload, dumps
 from cogworker.core.plugin_host import PluginHost
 from cogworker.core.signatures import Signature
 from cogworker.plugins.batches import Batch
+from cogworker.plugins.workflows_names import CHORD_UNLOCK, MARKER
 from cogworker.workflows.finishing import write_finished
 from cogworker.workflows.host import options_of, plugin_host, result_store
 from cogworker.workflows.placing import check_steps, laid_out_at
 from cogworker.workflows.results import WorkflowResult
-from cogworker.workflows.steps import MARKER, Later, StepMarker, laters, member_marker
+from cogworker.workflows.steps import Later, StepMarker, laters, member_marker
 
 logger = logging.getLogger("cogworker.plugin.workflows")
-
-CHORD_UNLOCK = "cogworker.workflows.chord_unlock"
-"""The job the batch of a chord runs on success (registered by the workflows plugin)."""
 
 
 class GroupResult(WorkflowResult):
@@ -170,13 +167,15 @@ def unlock_chord(app: PluginHost, workflow_id: str, ttl: float, member_jids: Seq
 
 
 def launch_group(app: PluginHost, result: object, spec: dict[str, Any]) -> None:
-    """The body of :data:`~cogworker.workflows.steps.GROUP_LAUNCH`: a group inside a
+    """The body of :data:`~cogworker.plugins.workflows_names.GROUP_LAUNCH`: a group inside a
     chain, as a chord whose batch (its ``bid`` chosen when the chain was written) goes on
     with the rest of the chain. A launch run again after a crash finds the batch sealed
     and does nothing; one that crashed between its pushes and the seal pushes the members
     again (the same jids: their results and the chain's next push stay single)."""
     workflow_id, step, ttl, bid = spec["id"], int(spec["step"]), float(spec["ttl"]), \
         str(spec["bid"])
+    from cogworker.api.batches import Batches  # the API package: a worker's, not a push's
+
     if Batches(app).get(bid) is not None:
         logger.warning("workflow %s: the group of step %d (batch %s) was started before; "
                        "not again", workflow_id, step + 1, bid)

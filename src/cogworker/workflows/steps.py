@@ -21,13 +21,7 @@ from typing import Any
 
 from cogworker.core.broker import FinishedStep, NextStep
 from cogworker.core.payload import Payload, encode
-
-MARKER = "workflow"
-"""The payload field that makes a job a workflow step."""
-
-
-GROUP_LAUNCH = "cogworker.workflows.start_group"
-"""The job that starts a group inside a chain (registered by the workflows plugin)."""
+from cogworker.plugins.workflows_names import MARKER
 
 
 @dataclass(frozen=True, slots=True)

@@ -33,13 +33,13 @@ from cogworker.core.errors import JobCancelled
 from cogworker.core.job_options import JobOption
 from cogworker.core.markers import hookimpl
 from cogworker.plugins.cancel.options import PLUGIN_NAME, CancelOptions, is_cancel_mode
-from cogworker.plugins.cancel.watch import CancelWatch
 
 if TYPE_CHECKING:
     from cogworker.core.hookspecs import WorkerHandle
     from cogworker.core.middleware import JobContext, ServerMiddleware, StartGate
     from cogworker.core.payload import Payload
     from cogworker.core.plugin_host import PluginHost, PluginHostBase
+    from cogworker.plugins.cancel.watch import CancelWatch
 
 logger = logging.getLogger("cogworker.cancel")
 
@@ -64,6 +64,9 @@ def watch_of(app: PluginHost) -> CancelWatch | None:
     store = app.broker.extension(CANCELLATIONS)
     watch = None
     if store is not None:
+        # the watch thread is a worker's (or the first gate's): not imported by a push
+        from cogworker.plugins.cancel.watch import CancelWatch
+
         options = options_of(app)
         watch = CancelWatch(store, options.ttl, options.refresh_interval, app.clock)
     app.extras[WATCH_KEY] = (app.broker, watch)

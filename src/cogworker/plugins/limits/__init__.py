@@ -22,6 +22,7 @@ only while this process holds slots.
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 from collections.abc import Callable, Generator, Sequence
 from typing import TYPE_CHECKING
@@ -29,21 +30,29 @@ from typing import TYPE_CHECKING
 from cogworker.core.broker import LIMITS
 from cogworker.core.job_options import JobOption
 from cogworker.core.markers import hookimpl
-from cogworker.core.outage import OutageLog
-from cogworker.plugins.limits.limiter import Limit, limiter_of
 from cogworker.plugins.limits.options import PLUGIN_NAME, LimitsOptions
 
 if TYPE_CHECKING:
     from cogworker.core.hookspecs import WorkerHandle
     from cogworker.core.middleware import JobContext, ServerMiddleware
+    from cogworker.core.outage import OutageLog
     from cogworker.core.payload import Payload
     from cogworker.core.plugin_host import PluginHost
+    from cogworker.plugins.limits.limiter import Limit
 
 logger = logging.getLogger(__name__)
 Chain = list["ServerMiddleware | None"]
-_outages = OutageLog()
 RENEW_SITE = "limits: lease renewal"
 RELEASE_SITE = "limits: releasing a dead process's slots"
+
+
+@functools.cache
+def _outages() -> OutageLog:
+    """The log of the broker's outages met by this plugin's upkeep (a worker's heartbeat,
+    its orphan recovery): made, and its module imported, on the first of them."""
+    from cogworker.core.outage import OutageLog
+
+    return OutageLog()
 
 
 @hookimpl
@@ -53,6 +62,10 @@ def cogworker_configure(app: PluginHost) -> None:
 
 
 def _is_limits(value: object) -> bool:
+    # the limiter's module, only for a job that declares limits: a push of any other
+    # job needs none of it
+    from cogworker.plugins.limits.limiter import Limit
+
     return (isinstance(value, (list, tuple)) and bool(value)
             and all(isinstance(item, Limit) and not item.problem() for item in value))
 
@@ -117,6 +130,8 @@ def cogworker_startup(worker: WorkerHandle) -> None:
 @hookimpl
 def cogworker_heartbeat(worker: WorkerHandle) -> None:
     """Renew every slot this process holds, in one call; nothing when it holds none."""
+    from cogworker.plugins.limits.limiter import limiter_of  # a worker's: not a push's
+
     app = worker.app
     held = limiter_of(app).holds.snapshot()
     store = app.broker.extension(LIMITS)
@@ -125,9 +140,9 @@ def cogworker_heartbeat(worker: WorkerHandle) -> None:
     try:
         store.renew(held, app.identity)
     except Exception as exc:
-        _outages.report(RENEW_SITE, exc)
+        _outages().report(RENEW_SITE, exc)
     else:
-        _outages.recovered(RENEW_SITE)
+        _outages().recovered(RENEW_SITE)
 
 
 @hookimpl
@@ -140,9 +155,9 @@ def cogworker_orphans_recovered(app: PluginHost, identity: str, count: int,
     try:
         released = store.release_process(identity)
     except Exception as exc:
-        _outages.report(RELEASE_SITE, exc)
+        _outages().report(RELEASE_SITE, exc)
         return
-    _outages.recovered(RELEASE_SITE)
+    _outages().recovered(RELEASE_SITE)
     if released:
         logger.warning("released %d limiter slot(s) held by dead process %s", released,
                        identity)

@@ -23,15 +23,14 @@ Prometheus exporter (:mod:`cogworker.prometheus`).
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final, cast
 
 from cogworker.core.broker.metrics import METRICS, MetricsStore
 from cogworker.core.errors import JobCancelled, OverLimit
 from cogworker.core.markers import hookimpl
-from cogworker.plugins.metrics.buffer import MetricsBuffer
 from cogworker.plugins.metrics.options import PLUGIN_NAME, MetricsOptions
 
 if TYPE_CHECKING:
@@ -40,6 +39,7 @@ if TYPE_CHECKING:
     from cogworker.core.middleware import JobContext, ServerMiddleware
     from cogworker.core.payload import Payload
     from cogworker.core.plugin_host import PluginHost, PluginHostBase
+    from cogworker.plugins.metrics.buffer import MetricsBuffer
 
 logger = logging.getLogger(__name__)
 
@@ -47,13 +47,32 @@ EXTRA_KEY: Final = PLUGIN_NAME
 THREAD_NAME: Final = "cogworker-metrics"
 
 
-@dataclass(slots=True)
-class MetricsState:
-    """What the plugin keeps per app (``app.extras["metrics"]``)."""
+_buffer_lock = threading.Lock()
 
-    options: MetricsOptions
-    buffer: MetricsBuffer = field(default_factory=MetricsBuffer)
-    flusher: BackgroundFlush | None = None
+
+class MetricsState:
+    """What the plugin keeps per app (``app.extras["metrics"]``): the options, the buffer
+    and the flush thread. The buffer (and its module) is made on first use, so a process
+    that only pushes, whose ``cogworker_configure`` makes this state, never imports it."""
+
+    __slots__ = ("_buffer", "flusher", "options")
+
+    def __init__(self, options: MetricsOptions) -> None:
+        self.options = options
+        self.flusher: BackgroundFlush | None = None
+        self._buffer: MetricsBuffer | None = None
+
+    @property
+    def buffer(self) -> MetricsBuffer:
+        buffer = self._buffer
+        if buffer is None:
+            with _buffer_lock:  # two threads' first counts go into one buffer
+                buffer = self._buffer
+                if buffer is None:
+                    from cogworker.plugins.metrics.buffer import MetricsBuffer
+
+                    buffer = self._buffer = MetricsBuffer()
+        return buffer
 
 
 def state_of(app: PluginHostBase) -> MetricsState:
