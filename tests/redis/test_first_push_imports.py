@@ -56,6 +56,8 @@ NOT_ON_THE_PUSH_PATH = (
     "cogworker.plugins.cancel.watch",  # the workers' cancellation thread
     "cogworker.plugins.metrics.buffer",  # the workers' timings
     "ctypes",
+    "cogworker.fetchers.basic",  # the reliable fetcher's fall-back and its recovery: a worker's
+    "cogworker.fetchers.recovery",
 )
 
 

@@ -22,7 +22,7 @@ import random
 import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from cogworker.core.broker import (
     Broker,
@@ -37,9 +37,10 @@ from cogworker.core.errors import BrokerFullError, UnsupportedCommandError
 from cogworker.core.markers import hookimpl
 from cogworker.core.plugin_host import PluginHost, PluginHostBase
 from cogworker.core.plugin_options import AliasedOption, read_plugin_options
-from cogworker.fetchers.basic import BasicFetcher
-from cogworker.fetchers.recovery import hook_relock, process_recovery, recovery_pass
 from cogworker.fetchers.weighted import ALL_PAUSED_PAUSE, fetch_order
+
+if TYPE_CHECKING:
+    from cogworker.fetchers.basic import BasicFetcher
 
 PLUGIN_NAME = "reliable"
 OPTIONS = (AliasedOption("idle_max_interval", alias="fetch_idle_max_interval"),)
@@ -103,6 +104,8 @@ class ReliableFetcher:
     def _switch_to_basic(self, reason: str) -> BasicFetcher:
         """Use a basic delegate from now on, for every thread (caller holds the lock)."""
         if self._basic is None:
+            from cogworker.fetchers.basic import BasicFetcher  # only ever on a fall-back
+
             logger.warning("reliable fetch isn't supported by this broker (%s); falling back "
                            "to basic (a job is lost if its process dies mid-job)", reason)
             self._basic = BasicFetcher(self._broker, self.identity, relock=self.relock,
@@ -245,9 +248,13 @@ class ReliableFetcher:
     def recover_orphans(self, own_identity: str, options: RecoveryOptions) -> RecoveryReport:
         """``broker.held``'s recovery pass (see :func:`~cogworker.fetchers.recovery.
         recovery_pass`)."""
+        from cogworker.fetchers.recovery import recovery_pass  # a worker's; not on a push
+
         return recovery_pass(self._broker, own_identity, options, self.relock)
 
     def recover_process(self, identity: str, options: RecoveryOptions) -> RecoveryReport:
+        from cogworker.fetchers.recovery import process_recovery
+
         return process_recovery(self._broker, identity, options, self.relock)
 
     def close(self) -> None:
@@ -274,6 +281,8 @@ def cogworker_configure(app: PluginHostBase) -> None:
 def cogworker_make_fetcher(app: PluginHost, broker: Broker) -> ReliableFetcher:
     """The reliable fetcher on any broker (it falls back to basic where jobs cannot be
     held)."""
+    from cogworker.fetchers.recovery import hook_relock  # a worker's; not on a push
+
     return ReliableFetcher(broker, app.identity, relock=hook_relock(app),
                            idle_max_interval=idle_max_interval(app),
                            strict=app.settings.strict_queue_order)
