@@ -14,6 +14,7 @@ import pytest
 import cogworker
 from cogworker.core.broker import UnitOfWork
 from cogworker.core.current_job import running_job
+from cogworker.core.middleware import ServerChain, for_jobs_with
 from cogworker.core.payload import encode
 from engine.engine_app import job_runner, memory_app
 
@@ -83,3 +84,56 @@ def test_an_awaitable_result_runs_on_the_event_loop_as_the_current_job(
     assert runner.run(_work(native.name)).kind == "ack"
     assert seen == ["a" * 24, "a" * 24]
     assert running_job() is None
+
+
+def _recording(label: str, seen: list[str]) -> Any:
+    def middleware(ctx: Any, call_next: Any) -> object:
+        seen.append(label)
+        return call_next()
+
+    return middleware
+
+
+def test_a_keyed_middleware_runs_only_for_jobs_holding_its_key_in_chain_order(
+        app: cogworker.App) -> None:
+    seen: list[str] = []
+    app.server_middleware.extend([
+        _recording("outer", seen),
+        for_jobs_with("tenant", "region")(_recording("keyed", seen)),
+        _recording("inner", seen),
+    ])
+
+    @app.job
+    def plain() -> None:
+        seen.append("perform")
+
+    runner = job_runner(app)[0]
+    runner.run(_work(plain.name))
+    assert seen == ["outer", "inner", "perform"]
+    seen.clear()
+    runner.run(_work(plain.name, region="eu"))
+    assert seen == ["outer", "keyed", "inner", "perform"]
+
+
+def test_server_chain_keeps_unmarked_middleware_and_orders_keyed_ones_in_place() -> None:
+    def first(ctx: Any, call_next: Any) -> object:
+        return call_next()
+
+    @for_jobs_with("bid")
+    def batch(ctx: Any, call_next: Any) -> object:
+        return call_next()
+
+    @for_jobs_with("workflow")
+    def step(ctx: Any, call_next: Any) -> object:
+        return call_next()
+
+    chain = ServerChain([first, batch, step])
+    assert chain.for_job({"class": "C", "queue": "q"}) == [first]
+    assert chain.for_job({"workflow": "w", "class": "C"}) == [first, step]
+    assert chain.for_job({"workflow": "w", "bid": "b"}) == [first, batch, step]
+    assert ServerChain([first]).for_job({"bid": "b"}) == [first]
+
+
+def test_for_jobs_with_needs_a_key() -> None:
+    with pytest.raises(ValueError, match="at least one payload key"):
+        for_jobs_with()

@@ -346,3 +346,50 @@ def test_a_first_result_implementation_gets_the_arguments_it_declares(
     assert hooks.acquire_unique_lock(APP, job) is None  # the cached plan picks the same
     values = {"app": APP, "job": job}
     assert given == [tuple(values[name] for name in expected)] * 2
+
+
+class KeyedLockPlugin:
+    """Lock hooks that promise to do nothing for a job without a ``tenant``."""
+
+    def __init__(self, calls: list[str]) -> None:
+        self.calls = calls
+
+    @hookimpl(for_jobs_with=("tenant",))
+    def cogworker_acquire_unique_lock(self, job: dict[str, object]) -> bool:
+        self.calls.append(f"acquire {job['jid']}")
+        return True
+
+    @hookimpl(for_jobs_with=("tenant",))
+    def cogworker_release_unique_lock(self, job: dict[str, object]) -> None:
+        self.calls.append(f"release {job['jid']}")
+
+
+class EveryJobRelease:
+    def __init__(self, calls: list[str]) -> None:
+        self.calls = calls
+
+    @hookimpl
+    def cogworker_release_unique_lock(self, job: dict[str, object]) -> None:
+        self.calls.append(f"every {job['jid']}")
+
+
+def test_an_implementation_for_jobs_with_a_key_is_skipped_for_other_jobs() -> None:
+    calls: list[str] = []
+    hooks = make_hooks(keyed=KeyedLockPlugin(calls), every=EveryJobRelease(calls))
+    assert hooks.acquire_unique_lock(APP, {"jid": "1"}) is None
+    hooks.release_unique_lock(APP, {"jid": "1"}, "success")
+    assert calls == ["every 1"]
+    calls.clear()
+    assert hooks.acquire_unique_lock(APP, {"jid": "2", "tenant": "t"}) is True
+    hooks.release_unique_lock(APP, {"jid": "2", "tenant": "t"}, "success")
+    assert sorted(calls) == ["acquire 2", "every 2", "release 2"]
+
+
+def test_for_jobs_with_is_recorded_on_the_function_and_keeps_it_an_implementation() -> None:
+    impl = KeyedLockPlugin.cogworker_acquire_unique_lock
+    assert getattr(impl, "cogworker_payload_keys", None) == frozenset({"tenant"})
+    pm = pluggy.PluginManager(PROJECT_NAME)
+    pm.add_hookspecs(hookspecs)
+    pm.register(KeyedLockPlugin([]), name="keyed")
+    assert [i.plugin_name for i in pm.hook.cogworker_acquire_unique_lock.get_hookimpls()] == [
+        "keyed"]

@@ -13,15 +13,17 @@ from collections.abc import Callable, Mapping
 import pluggy
 
 from cogworker.core.errors import PluginError
+from cogworker.core.markers import PAYLOAD_KEYS
 
 logger = logging.getLogger("cogworker.core.hooks")  # the facade's name, as before the split
 # Hook-call tracing has one logger, whichever module emits the line (see load_plugins).
 trace_logger = logging.getLogger("cogworker.core.plugins")
 
 _Call = tuple[Callable[..., object], Callable[[Mapping[str, object]], tuple[object, ...]],
-              tuple[str, ...], str]
+              tuple[str, ...], str, "frozenset[str] | None"]
 """One implementation as :meth:`HookDispatch._notify` calls it: the function, what picks
-its positional arguments, the names of its keyword arguments, the plugin's name."""
+its positional arguments, the names of its keyword arguments, the plugin's name, and the
+payload keys it is for (``hookimpl(for_jobs_with=...)``; None: every call)."""
 
 TRACE_ENV = "COGWORKER_TRACE_PLUGINS"
 
@@ -91,7 +93,10 @@ class HookDispatch:
         calls = self._plan(hook_name, caller.get_hookimpls(), firstresult=True)
         if calls is None:
             return caller(**kwargs)
-        for function, pick, _kwargnames, _plugin_name in calls:
+        job = _job_of(kwargs)
+        for function, pick, _kwargnames, _plugin_name, keys in calls:
+            if keys is not None and job is not None and keys.isdisjoint(job):
+                continue
             result = function(*pick(kwargs))
             if result is not None:
                 return result
@@ -105,7 +110,10 @@ class HookDispatch:
         Each gets only the arguments it declares, as pluggy would pass them.
         """
         impls = getattr(self._pm.hook, hook_name).get_hookimpls()
-        for function, pick, kwargnames, plugin_name in self._plan(hook_name, impls) or ():
+        job = _job_of(kwargs)
+        for function, pick, kwargnames, plugin_name, keys in self._plan(hook_name, impls) or ():
+            if keys is not None and job is not None and keys.isdisjoint(job):
+                continue  # hookimpl(for_jobs_with=...): nothing to do for this job
             if self._trace:
                 trace_logger.debug("hook %s: calling plugin %r", hook_name, plugin_name)
             try:
@@ -136,10 +144,16 @@ class HookDispatch:
         wrapped = any(impl.wrapper or impl.hookwrapper for impl in impls)
         calls = None if firstresult and (self._trace or wrapped) else [
             (impl.function, _picker(tuple(impl.argnames)), tuple(impl.kwargnames),
-             impl.plugin_name)
+             impl.plugin_name, getattr(impl.function, PAYLOAD_KEYS, None))
             for impl in reversed(impls) if not (impl.wrapper or impl.hookwrapper)]
         self._plans[hook_name] = (impls, calls)
         return calls
+
+
+def _job_of(kwargs: Mapping[str, object]) -> dict[str, object] | None:
+    """The payload a hook is called with, if any (what ``for_jobs_with`` keys are read in)."""
+    job = kwargs.get("job")
+    return job if isinstance(job, dict) else None
 
 
 def _picker(names: tuple[str, ...]) -> Callable[[Mapping[str, object]], tuple[object, ...]]:

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from cogworker.core.broker import UnitOfWork
 from cogworker.core.current_job import enter_job, leave_job, run_as_current
 from cogworker.core.errors import JobCancelled, OverLimit, PayloadError
-from cogworker.core.middleware import JobContext, run_chain
+from cogworker.core.middleware import JobContext, ServerChain, run_chain
 from cogworker.core.outage import OutageLog
 from cogworker.core.payload import (
     MANUAL_RETRY,
@@ -97,7 +97,7 @@ class JobRunner:
         self.outages = outages
         self.stats = stats
         self.event_loop = event_loop
-        self._chain = [*self.hooks.server_middleware(app), *app.server_middleware]
+        self._chain = ServerChain([*self.hooks.server_middleware(app), *app.server_middleware])
         self._gates = self.hooks.start_gate(app)
         self.time_limits = TimeLimits()
 
@@ -227,7 +227,7 @@ class JobRunner:
         """
         definition = self.app.registry.get(str(job.get("class")))
         ctx = JobContext(app=self.app, job=job, queue=queue, raw=raw, definition=definition)
-        return run_chain(self._chain, ctx, lambda: self._invoke(ctx))
+        return run_chain(self._chain.for_job(job), ctx, lambda: self._invoke(ctx))
 
     def _invoke(self, ctx: JobContext) -> object:
         job = ctx.job
