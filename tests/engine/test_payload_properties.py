@@ -134,7 +134,7 @@ _padding = st.sampled_from(["", " ", "\n", "\t ", "x", "]", "{}", " 1"])
 
 
 @given(st.dictionaries(st.text(max_size=8), json_values, max_size=4), _padding, _padding)
-@settings(max_examples=200)
+@settings(max_examples=200, deadline=None)  # what is read, not how fast
 def test_decode_reads_text_as_the_json_decoder_does(extra: dict[str, Any], before: str,
                                                      after: str) -> None:
     """The scanner shortcut for a bare payload gives what ``json.loads`` gives (NaN refused),
