@@ -128,3 +128,32 @@ def test_dumps_refuses_nan_and_objects_like_json_dumps() -> None:
         dumps({"x": [math.inf]})
     with pytest.raises(TypeError, match="not JSON serializable"):
         dumps({"x": object()})
+
+
+_padding = st.sampled_from(["", " ", "\n", "\t ", "x", "]", "{}", " 1"])
+
+
+@given(st.dictionaries(st.text(max_size=8), json_values, max_size=4), _padding, _padding)
+@settings(max_examples=200, deadline=None)  # what is read, not how fast
+def test_decode_reads_text_as_the_json_decoder_does(extra: dict[str, Any], before: str,
+                                                     after: str) -> None:
+    """The scanner shortcut for a bare payload gives what ``json.loads`` gives (NaN refused),
+    and anything around it (whitespace, trailing data) is judged by the decoder's own
+    path, with its message."""
+    text = before + json.dumps({**extra, "class": "C", "queue": "q"}) + after
+    try:
+        expected: Any = json.loads(text)
+    except ValueError as exc:
+        message = str(exc)
+    else:
+        assert decode(text) == expected
+        return
+    with pytest.raises(PayloadError) as info:
+        decode(text)
+    assert message in info.value.reason
+
+
+def test_decode_refuses_nan_and_infinity_where_the_scanner_would_read_them() -> None:
+    for text in ('{"class":"C","queue":"q","x":NaN}', '{"class":"C","queue":"q","x":-Infinity}'):
+        with pytest.raises(PayloadError, match="is not a JSON number"):
+            decode(text)

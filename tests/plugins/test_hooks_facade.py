@@ -276,3 +276,120 @@ def test_no_first_result_answer_is_none() -> None:
     hooks = make_hooks(silent=LockVote("silent", None, calls))
     assert hooks.acquire_unique_lock(APP, {"jid": "1"}) is None
     assert calls == ["silent"]
+
+
+def test_a_wrapper_registered_after_the_first_call_wraps_the_next_one() -> None:
+    """The call plans are cached per hook; a late registration (the supervisor's child
+    plugin is one) is seen at the next call, a late unregistration too."""
+    seen: list[object] = []
+
+    class Wrapper:
+        @hookimpl(wrapper=True)
+        def cogworker_acquire_unique_lock(self, app: object, job: object) -> Any:
+            result = yield
+            seen.append(result)
+            return result
+
+    calls: list[str] = []
+    hooks = make_hooks(vote=LockVote("vote", True, calls))
+    assert hooks.acquire_unique_lock(APP, {"jid": "1"}) is True
+    hooks.plugin_manager.register(Wrapper(), name="wrapper")
+    assert hooks.acquire_unique_lock(APP, {"jid": "1"}) is True
+    assert seen == [True]
+    hooks.plugin_manager.unregister(name="vote")
+    assert hooks.acquire_unique_lock(APP, {"jid": "1"}) is None
+    assert calls == ["vote", "vote"]
+
+
+def test_notifications_see_plugins_registered_and_unregistered_after_the_first_call(
+) -> None:
+    calls: list[str] = []
+    hooks = make_hooks(a=HeartbeatRecorder("a", calls))
+    hooks.heartbeat(WORKER)
+    hooks.plugin_manager.register(HeartbeatRecorder("b", calls), name="b")
+    hooks.heartbeat(WORKER)
+    hooks.plugin_manager.unregister(name="a")
+    hooks.heartbeat(WORKER)
+    assert calls == ["a", "b", "a", "b"]
+
+
+class NoArguments:
+    def __init__(self, given: list[tuple[object, ...]]) -> None:
+        self.given = given
+
+    @hookimpl
+    def cogworker_acquire_unique_lock(self) -> None:
+        self.given.append(())
+
+
+class JobOnly(NoArguments):
+    @hookimpl
+    def cogworker_acquire_unique_lock(self, job: object) -> None:  # type: ignore[override]
+        self.given.append((job,))
+
+
+class JobThenApp(NoArguments):
+    @hookimpl
+    def cogworker_acquire_unique_lock(self, job: object,  # type: ignore[override]
+                                      app: object) -> None:
+        self.given.append((job, app))
+
+
+@pytest.mark.parametrize(("plugin_class", "expected"), [
+    (NoArguments, ()), (JobOnly, ("job",)), (JobThenApp, ("job", "app"))])
+def test_a_first_result_implementation_gets_the_arguments_it_declares(
+        plugin_class: type[NoArguments], expected: tuple[str, ...]) -> None:
+    given: list[tuple[object, ...]] = []
+    hooks = make_hooks(plugin=plugin_class(given))
+    job = {"jid": "1"}
+    assert hooks.acquire_unique_lock(APP, job) is None
+    assert hooks.acquire_unique_lock(APP, job) is None  # the cached plan picks the same
+    values = {"app": APP, "job": job}
+    assert given == [tuple(values[name] for name in expected)] * 2
+
+
+class KeyedLockPlugin:
+    """Lock hooks that promise to do nothing for a job without a ``tenant``."""
+
+    def __init__(self, calls: list[str]) -> None:
+        self.calls = calls
+
+    @hookimpl(for_jobs_with=("tenant",))
+    def cogworker_acquire_unique_lock(self, job: dict[str, object]) -> bool:
+        self.calls.append(f"acquire {job['jid']}")
+        return True
+
+    @hookimpl(for_jobs_with=("tenant",))
+    def cogworker_release_unique_lock(self, job: dict[str, object]) -> None:
+        self.calls.append(f"release {job['jid']}")
+
+
+class EveryJobRelease:
+    def __init__(self, calls: list[str]) -> None:
+        self.calls = calls
+
+    @hookimpl
+    def cogworker_release_unique_lock(self, job: dict[str, object]) -> None:
+        self.calls.append(f"every {job['jid']}")
+
+
+def test_an_implementation_for_jobs_with_a_key_is_skipped_for_other_jobs() -> None:
+    calls: list[str] = []
+    hooks = make_hooks(keyed=KeyedLockPlugin(calls), every=EveryJobRelease(calls))
+    assert hooks.acquire_unique_lock(APP, {"jid": "1"}) is None
+    hooks.release_unique_lock(APP, {"jid": "1"}, "success")
+    assert calls == ["every 1"]
+    calls.clear()
+    assert hooks.acquire_unique_lock(APP, {"jid": "2", "tenant": "t"}) is True
+    hooks.release_unique_lock(APP, {"jid": "2", "tenant": "t"}, "success")
+    assert sorted(calls) == ["acquire 2", "every 2", "release 2"]
+
+
+def test_for_jobs_with_is_recorded_on_the_function_and_keeps_it_an_implementation() -> None:
+    impl = KeyedLockPlugin.cogworker_acquire_unique_lock
+    assert getattr(impl, "cogworker_payload_keys", None) == frozenset({"tenant"})
+    pm = pluggy.PluginManager(PROJECT_NAME)
+    pm.add_hookspecs(hookspecs)
+    pm.register(KeyedLockPlugin([]), name="keyed")
+    assert [i.plugin_name for i in pm.hook.cogworker_acquire_unique_lock.get_hookimpls()] == [
+        "keyed"]

@@ -107,12 +107,24 @@ def running_job() -> CurrentJob | None:
 @contextmanager
 def running(app: PluginHost, job: Payload) -> Iterator[CurrentJob]:
     """Make ``job`` the current job for the block."""
-    current = CurrentJob(app, job, current_signal())
-    token = _CURRENT.set(current)
+    current, token = enter_job(app, job)
     try:
         yield current
     finally:
-        _CURRENT.reset(token)
+        leave_job(token)
+
+
+def enter_job(app: PluginHost, job: Payload) -> tuple[CurrentJob, contextvars.Token[
+        CurrentJob | None]]:
+    """Make ``job`` the current job (a run starts); pass the token to :func:`leave_job`.
+    :func:`running` without the generator, for the worker's per-job path."""
+    current = CurrentJob(app, job, current_signal())
+    return current, _CURRENT.set(current)
+
+
+def leave_job(token: contextvars.Token[CurrentJob | None]) -> None:
+    """The run ended: the job current before it is current again."""
+    _CURRENT.reset(token)
 
 
 async def run_as_current(current: CurrentJob, awaitable: Any) -> Any:

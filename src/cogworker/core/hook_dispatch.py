@@ -6,20 +6,24 @@ builds its typed methods on :class:`HookDispatch`."""
 from __future__ import annotations
 
 import logging
+import operator
 import os
 from collections.abc import Callable, Mapping
 
 import pluggy
 
 from cogworker.core.errors import PluginError
+from cogworker.core.markers import PAYLOAD_KEYS
 
 logger = logging.getLogger("cogworker.core.hooks")  # the facade's name, as before the split
 # Hook-call tracing has one logger, whichever module emits the line (see load_plugins).
 trace_logger = logging.getLogger("cogworker.core.plugins")
 
-_Call = tuple[Callable[..., object], tuple[str, ...], tuple[str, ...], str]
-"""One implementation as :meth:`Hooks._notify` calls it: the function, the names of its
-positional and of its keyword arguments, the plugin's name."""
+_Call = tuple[Callable[..., object], Callable[[Mapping[str, object]], tuple[object, ...]],
+              tuple[str, ...], str, "frozenset[str] | None"]
+"""One implementation as :meth:`HookDispatch._notify` calls it: the function, what picks
+its positional arguments, the names of its keyword arguments, the plugin's name, and the
+payload keys it is for (``hookimpl(for_jobs_with=...)``; None: every call)."""
 
 TRACE_ENV = "COGWORKER_TRACE_PLUGINS"
 
@@ -67,7 +71,7 @@ class HookDispatch:
         """Wrap ``pm``; raises :class:`PluginError` for a wrapper on a notification hook."""
         self._pm = pm
         self._trace = tracing_requested() if trace is None else trace
-        self._plans: dict[str, tuple[list[pluggy.HookImpl], list[_Call]]] = {}
+        self._plans: dict[str, tuple[list[pluggy.HookImpl], list[_Call] | None]] = {}
         _reject_notification_wrappers(pm)
 
     @property
@@ -86,11 +90,14 @@ class HookDispatch:
         tracing on, pluggy makes the call.
         """
         caller: pluggy.HookCaller = getattr(self._pm.hook, hook_name)
-        impls = caller.get_hookimpls()
-        if self._trace or any(impl.wrapper or impl.hookwrapper for impl in impls):
+        calls = self._plan(hook_name, caller.get_hookimpls(), firstresult=True)
+        if calls is None:
             return caller(**kwargs)
-        for impl in reversed(impls):
-            result = impl.function(*[kwargs[name] for name in impl.argnames])
+        job = _job_of(kwargs)
+        for function, pick, _kwargnames, _plugin_name, keys in calls:
+            if keys is not None and job is not None and keys.isdisjoint(job):
+                continue
+            result = function(*pick(kwargs))
             if result is not None:
                 return result
         return None
@@ -102,16 +109,19 @@ class HookDispatch:
 
         Each gets only the arguments it declares, as pluggy would pass them.
         """
-        for function, argnames, kwargnames, plugin_name in self._calls(hook_name):
-            args = [kwargs[name] for name in argnames]
+        impls = getattr(self._pm.hook, hook_name).get_hookimpls()
+        job = _job_of(kwargs)
+        for function, pick, kwargnames, plugin_name, keys in self._plan(hook_name, impls) or ():
+            if keys is not None and job is not None and keys.isdisjoint(job):
+                continue  # hookimpl(for_jobs_with=...): nothing to do for this job
             if self._trace:
                 trace_logger.debug("hook %s: calling plugin %r", hook_name, plugin_name)
             try:
                 if kwargnames:
-                    function(*args, **{name: kwargs[name] for name in kwargnames
-                                       if name in kwargs})
+                    function(*pick(kwargs), **{name: kwargs[name] for name in kwargnames
+                                               if name in kwargs})
                 else:
-                    function(*args)
+                    function(*pick(kwargs))
             except Exception:
                 logger.exception(
                     "plugin %r raised in %s; the other plugins still run. Fix the plugin or "
@@ -121,20 +131,40 @@ class HookDispatch:
                     plugin_name,
                 )
 
-    def _calls(self, hook_name: str) -> list[_Call]:
-        """What :meth:`_notify` calls for ``hook_name``, in order, read off its
-        implementations again only when they change (every job runs several)."""
-        impls = getattr(self._pm.hook, hook_name).get_hookimpls()
+    def _plan(self, hook_name: str, impls: list[pluggy.HookImpl], *,
+              firstresult: bool = False) -> list[_Call] | None:
+        """What to call for ``hook_name``, in call order, made again only when its
+        implementations change (every job runs several hooks). None for a firstresult
+        hook pluggy must call itself: tracing on, or a wrapper among them (a notification
+        hook skips a wrapper: rejected at construction, only a late registration has one).
+        """
         cached = self._plans.get(hook_name)
         if cached is not None and cached[0] == impls:
             return cached[1]
-        calls = [(impl.function, tuple(impl.argnames), tuple(impl.kwargnames),
-                  impl.plugin_name)
-                 for impl in reversed(impls)
-                 # rejected at construction; only a late registration has one
-                 if not (impl.wrapper or impl.hookwrapper)]
+        wrapped = any(impl.wrapper or impl.hookwrapper for impl in impls)
+        calls = None if firstresult and (self._trace or wrapped) else [
+            (impl.function, _picker(tuple(impl.argnames)), tuple(impl.kwargnames),
+             impl.plugin_name, getattr(impl.function, PAYLOAD_KEYS, None))
+            for impl in reversed(impls) if not (impl.wrapper or impl.hookwrapper)]
         self._plans[hook_name] = (impls, calls)
         return calls
+
+
+def _job_of(kwargs: Mapping[str, object]) -> dict[str, object] | None:
+    """The payload a hook is called with, if any (what ``for_jobs_with`` keys are read in)."""
+    job = kwargs.get("job")
+    return job if isinstance(job, dict) else None
+
+
+def _picker(names: tuple[str, ...]) -> Callable[[Mapping[str, object]], tuple[object, ...]]:
+    """The positional arguments an implementation declares, picked from the call's keyword
+    arguments (one C call for two or more, rather than a comprehension per call)."""
+    if len(names) > 1:
+        return operator.itemgetter(*names)
+    if names:
+        name = names[0]
+        return lambda kwargs: (kwargs[name],)
+    return lambda kwargs: ()
 
 
 def _reject_notification_wrappers(pm: pluggy.PluginManager) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any, TypeVar, overload
 
 import pluggy
@@ -13,6 +13,10 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 _spec = pluggy.HookspecMarker(PROJECT_NAME)
 _impl = pluggy.HookimplMarker(PROJECT_NAME)
+
+PAYLOAD_KEYS = "cogworker_payload_keys"
+"""The attribute naming the payload keys a hook implementation or a server middleware is
+for (``hookimpl(for_jobs_with=...)``, :func:`cogworker.core.middleware.for_jobs_with`)."""
 
 
 @overload
@@ -45,6 +49,7 @@ def hookimpl(
     trylast: bool = False,
     wrapper: bool = False,
     specname: str | None = None,
+    for_jobs_with: Collection[str] = (),
 ) -> Callable[[F], F]: ...
 
 
@@ -56,6 +61,20 @@ def hookimpl(
     trylast: bool = False,
     wrapper: bool = False,
     specname: str | None = None,
+    for_jobs_with: Collection[str] = (),
 ) -> Any:
-    """Mark a function as a cogworker hook implementation (``cogworker.hookimpl``)."""
-    return _impl(function, tryfirst=tryfirst, trylast=trylast, wrapper=wrapper, specname=specname)
+    """Mark a function as a cogworker hook implementation (``cogworker.hookimpl``).
+
+    ``for_jobs_with``: payload keys, and the promise that the implementation does nothing
+    for a job holding none of them; a hook called with a ``job`` then skips it for such
+    jobs, which pay nothing for the plugin (pluggy's own dispatch, with tracing on or a
+    wrapper registered, still calls it).
+    """
+    mark = _impl(None, tryfirst=tryfirst, trylast=trylast, wrapper=wrapper, specname=specname)
+
+    def apply(target: F) -> F:
+        if for_jobs_with:
+            setattr(target, PAYLOAD_KEYS, frozenset(for_jobs_with))
+        return mark(target)
+
+    return apply if function is None else apply(function)

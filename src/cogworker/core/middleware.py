@@ -6,16 +6,20 @@ the chain and finally the innermost step; not calling it stops there:
 * client chain: the job is not stored (``push`` still returns its jid);
 * server chain: ``perform`` does not run and the job counts as processed.
 
-The first middleware in the list is the outermost wrapper.
+The first middleware in the list is the outermost wrapper. A server middleware that acts only
+on jobs carrying a field of its own (a batch's ``bid``, a workflow step's marker) says so
+with :func:`for_jobs_with`, and every other job runs without it: a job that does not use a
+feature pays nothing for it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+from cogworker.core.markers import PAYLOAD_KEYS
 from cogworker.core.payload import Payload
 
 if TYPE_CHECKING:
@@ -78,6 +82,41 @@ class StartGate(Protocol):
 
 
 C = TypeVar("C")
+M = TypeVar("M")
+
+def for_jobs_with(*keys: str) -> Callable[[M], M]:
+    """Mark a server middleware (a function or an object) as acting only on jobs whose
+    payload holds one of ``keys``, passing every other job straight on: the worker leaves
+    it out of those jobs' chains. Decided on the payload as fetched, before any middleware
+    runs (a middleware adding such a key for an inner one is not seen)."""
+    if not keys:
+        raise ValueError("for_jobs_with needs at least one payload key")
+
+    def mark(middleware: M) -> M:
+        setattr(middleware, PAYLOAD_KEYS, frozenset(keys))
+        return middleware
+
+    return mark
+
+
+class ServerChain:
+    """A server chain, and the shorter one that a job whose payload holds none of the keys
+    of its :func:`for_jobs_with` middleware runs, made once."""
+
+    def __init__(self, chain: Sequence[ServerMiddleware]) -> None:
+        self.full = list(chain)
+        self._keys: list[frozenset[str] | None] = [getattr(middleware, PAYLOAD_KEYS, None)
+                                                   for middleware in self.full]
+        self._any_key = frozenset().union(*(keys for keys in self._keys if keys))
+        self.plain = [middleware for middleware, keys in zip(self.full, self._keys,
+                                                             strict=True) if not keys]
+
+    def for_job(self, job: Collection[str]) -> list[ServerMiddleware]:
+        """The middleware ``job`` (its payload) runs through, outermost first."""
+        if self._any_key.isdisjoint(job):
+            return self.plain
+        return [middleware for middleware, keys in zip(self.full, self._keys, strict=True)
+                if not keys or not keys.isdisjoint(job)]
 
 
 def run_chain(

@@ -13,7 +13,7 @@ import math
 import os
 import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from cogworker.core.errors import JobArgumentError, JobArgumentShapeError, PayloadError
@@ -58,8 +58,7 @@ _ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan
 # options are checked to be plain JSON before they get here.
 _MAKE_C_ENCODER = getattr(json.encoder, "c_make_encoder", None)
 _C_ENCODE = _MAKE_C_ENCODER and _MAKE_C_ENCODER(
-    None, _ENCODER.default, json.encoder.encode_basestring, None, ":", ",", False, False, False
-)
+    None, _ENCODER.default, json.encoder.encode_basestring, None, ":", ",", False, False, False)
 
 
 def dumps(obj: Any) -> str:
@@ -112,12 +111,8 @@ def _check_value(job_name: str, position: str, value: Any, depth: int) -> None:
     if isinstance(value, dict):
         for key, item in value.items():
             if not isinstance(key, str):
-                raise JobArgumentError(
-                    job_name,
-                    f"{position} key {key!r}",
-                    key,
-                    "dict keys must be str (JSON object keys are strings)",
-                )
+                raise JobArgumentError(job_name, f"{position} key {key!r}", key,
+                                       "dict keys must be str (JSON object keys are strings)")
             if not key.isascii():
                 _check_text(job_name, f"{position} key {key!r}", key)
             _check_value(job_name, f"{position}[{key!r}]", item, depth + 1)
@@ -209,14 +204,10 @@ def decode(raw: bytes | str) -> Payload:
     levels, with no lone ``\\uD800``-``\\uDFFF`` escape in a string, whose ``class`` and
     ``queue`` are non-empty strings, whose ``args`` (when given) is a list and whose
     ``jid`` (when given) is a non-empty string. Any failure of the parser itself (a
-    ``RecursionError`` on deep nesting included) is a
-    :class:`PayloadError`.
+    ``RecursionError`` on deep nesting included) is a :class:`PayloadError`.
     """
     text = _utf8_text(raw)
-    try:
-        job = _DECODER.decode(text)
-    except Exception as exc:  # ValueError, RecursionError, MemoryError: all unreadable
-        raise PayloadError(f"not JSON: {type(exc).__name__}: {exc}", raw) from exc
+    job = _parsed(text, raw)
     if not isinstance(job, dict):
         raise PayloadError(f"not a JSON object but a {type(job).__name__}", raw)
     queue = job.get("queue")
@@ -228,14 +219,29 @@ def decode(raw: bytes | str) -> Payload:
     return job
 
 
+def _parsed(text: str, raw: bytes | str) -> Any:
+    """``text``'s JSON value: from the C scanner when nothing surrounds it (as cogworker
+    writes payloads), else (errors included) by the decoder's own path, which says why."""
+    try:
+        value, end = _SCAN(text, 0)
+        if end == len(text):
+            return value
+    except Exception:  # StopIteration, ValueError, RecursionError: the decoder says which
+        pass
+    try:
+        return _DECODER.decode(text)
+    except Exception as exc:  # ValueError, RecursionError, MemoryError: all unreadable
+        raise PayloadError(f"not JSON: {type(exc).__name__}: {exc}", raw) from exc
+
+
 def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON number (a payload holding it cannot be stored "
-                     "again)")
+    raise ValueError(f"{name} is not a JSON number (a payload holding it cannot be stored again)")
 
 
 _DECODER = json.JSONDecoder(parse_constant=_refuse_constant)
 """json.loads's own C decoder, except that NaN and Infinity are refused, as Ruby's
 JSON.parse refuses them."""
+_SCAN: Callable[[str, int], tuple[Any, int]] = vars(_DECODER)["scan_once"]  # its C scanner
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abcdefABCDEF]")
 
 

@@ -104,6 +104,10 @@ def deferred_releases(app: PluginHostBase) -> DeferredReleases:
     return cast("DeferredReleases", deferred)
 
 
+CRON_FIELDS: Final = ("periodic_pjid",)
+"""What a job a cron entry pushed carries: the hooks below skip every other job."""
+
+
 def running_lock_of(job: Payload) -> tuple[str, str] | None:
     """(running lock name, owner jid) of a cron job; None for a job that is not one."""
     pjid, jid = job.get("periodic_pjid"), job.get("jid")
@@ -178,22 +182,22 @@ def cogworker_rollback_periodic_claim(
     return rollback_claim(app, entry, slot, previous_slot, jid)
 
 
-@hookimpl
+@hookimpl(for_jobs_with=CRON_FIELDS)
 def cogworker_requeue_lock(app: PluginHost, job: Payload) -> LockClaim | None:
     return requeue_claim(app, job)
 
 
-@hookimpl
+@hookimpl(for_jobs_with=CRON_FIELDS)
 def cogworker_retake_periodic_lock(app: PluginHost, job: Payload, ttl: float) -> None:
     retake_lock(app, job, ttl)
 
 
-@hookimpl
+@hookimpl(for_jobs_with=CRON_FIELDS)
 def cogworker_touch_periodic_lock(app: PluginHost, job: Payload, wait: float | None) -> None:
     touch_lock(app, job, wait)
 
 
-@hookimpl
+@hookimpl(for_jobs_with=CRON_FIELDS)
 def cogworker_release_periodic_lock(app: PluginHost, job: Payload) -> None:
     target = running_lock_of(job)
     if target is None:

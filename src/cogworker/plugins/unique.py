@@ -65,6 +65,10 @@ def _spec_or_log(app: PluginHost, job: Mapping[str, Any], action: str) -> Unique
 
 # -- push ----------------------------------------------------------------------------------
 
+UNIQUE_FIELDS = ("unique", "unique_for")
+"""What a unique job's payload carries (:func:`spec_for` reads nothing else to tell): the
+lock hooks skip every other job."""
+
 
 @hookimpl
 def cogworker_configure(app: PluginHost) -> None:
@@ -90,7 +94,7 @@ def cogworker_job_options() -> list[JobOption]:
     ]
 
 
-@hookimpl
+@hookimpl(for_jobs_with=UNIQUE_FIELDS)
 def cogworker_acquire_unique_lock(app: PluginHost, job: Payload) -> bool | None:
     spec = spec_for(app, job)
     if spec is None or spec.push_lock is None:
@@ -101,7 +105,7 @@ def cogworker_acquire_unique_lock(app: PluginHost, job: Payload) -> bool | None:
 # -- run -----------------------------------------------------------------------------------
 
 
-@hookimpl
+@hookimpl(for_jobs_with=UNIQUE_FIELDS)
 def cogworker_unique_job_starting(app: PluginHost, job: Payload) -> bool | None:
     spec = spec_for(app, job)
     if spec is None:
@@ -117,7 +121,7 @@ def cogworker_unique_job_starting(app: PluginHost, job: Payload) -> bool | None:
     return locks.acquire(spec.run_lock, jid, ttl) or locks.extend(spec.run_lock, jid, ttl)
 
 
-@hookimpl
+@hookimpl(for_jobs_with=UNIQUE_FIELDS)
 def cogworker_extend_unique_lock(app: PluginHost, job: Payload, wait: float) -> None:
     spec = _spec_or_log(app, job, "extend")
     if spec is None:
@@ -137,7 +141,7 @@ def cogworker_extend_unique_lock(app: PluginHost, job: Payload, wait: float) -> 
                        "unavailable (%s); it keeps its current TTL", spec.push_lock, jid, exc)
 
 
-@hookimpl
+@hookimpl(for_jobs_with=UNIQUE_FIELDS)
 def cogworker_release_unique_lock(app: PluginHost, job: Payload, reason: str) -> None:
     spec = _spec_or_log(app, job, "release")
     if spec is None:

@@ -122,6 +122,9 @@ def finish_step(app: PluginHost, job: Payload, result: object) -> None:
 
 
 def _server_middleware(app: PluginHost) -> ServerMiddleware:
+    from cogworker.core.middleware import for_jobs_with
+
+    @for_jobs_with(MARKER)  # a job that is no workflow step runs without it
     def pass_results_on(ctx: JobContext, call_next: Callable[[], object]) -> object:
         if MARKER not in ctx.job:
             return call_next()

@@ -28,9 +28,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from cogworker.core.broker import UnitOfWork
-from cogworker.core.current_job import run_as_current, running
+from cogworker.core.current_job import enter_job, leave_job, run_as_current
 from cogworker.core.errors import JobCancelled, OverLimit, PayloadError
-from cogworker.core.middleware import JobContext, run_chain
+from cogworker.core.middleware import JobContext, ServerChain, run_chain
 from cogworker.core.outage import OutageLog
 from cogworker.core.payload import (
     MANUAL_RETRY,
@@ -97,7 +97,7 @@ class JobRunner:
         self.outages = outages
         self.stats = stats
         self.event_loop = event_loop
-        self._chain = [*self.hooks.server_middleware(app), *app.server_middleware]
+        self._chain = ServerChain([*self.hooks.server_middleware(app), *app.server_middleware])
         self._gates = self.hooks.start_gate(app)
         self.time_limits = TimeLimits()
 
@@ -227,19 +227,29 @@ class JobRunner:
         """
         definition = self.app.registry.get(str(job.get("class")))
         ctx = JobContext(app=self.app, job=job, queue=queue, raw=raw, definition=definition)
-        return run_chain(self._chain, ctx, lambda: self._invoke(ctx))
+        return run_chain(self._chain.for_job(job), ctx, lambda: self._invoke(ctx))
 
     def _invoke(self, ctx: JobContext) -> object:
-        definition = self.app.registry.resolve(str(ctx.job.get("class")))
+        job = ctx.job
+        definition = self.app.registry.resolve(str(job.get("class")))
         ctx.definition = definition
-        ctx.instance = definition.instantiate(str(ctx.job.get("jid")), ctx.job)
-        limit = job_time_limit(ctx.job, self.app.settings.job_time_limit, definition.options)
-        label = f"{ctx.job.get('class')} jid={ctx.job.get('jid')}"
-        with running(self.app, ctx.job) as current, self.time_limits.sync_limit(limit, label):
-            result = definition.perform_callable(ctx.instance)(*ctx.job.get("args", []))
-        if inspect.isawaitable(result):
+        ctx.instance = definition.instantiate(str(job.get("jid")), job)
+        limit = job_time_limit(job, self.app.settings.job_time_limit, definition.options)
+        perform = definition.perform_callable(ctx.instance)
+        # The current job and the time limit by hand, not as two context managers: this
+        # runs for every job, and a job with no limit needs no watchdog entry.
+        current, token = enter_job(self.app, job)
+        try:
+            if limit is None:
+                result = perform(*job.get("args", []))
+            else:
+                with self.time_limits.sync_limit(limit, _label(job)):
+                    result = perform(*job.get("args", []))
+        finally:
+            leave_job(token)
+        if result is not None and inspect.isawaitable(result):
             return self.event_loop.run(run_limited(run_as_current(current, result), limit,
-                                                   label))
+                                                   _label(job)))
         return result
 
     # failures ------------------------------------------------------------------------------
@@ -298,6 +308,11 @@ class JobRunner:
                      extra=extra, exc_info=exc)
         release_job_locks(self.app, stored, "killed" if decision.killed else "dead")
         return Settlement("ack", died=(stored, exc))
+
+
+def _label(job: Payload) -> str:
+    """How a time limit's error names the job."""
+    return f"{job.get('class')} jid={job.get('jid')}"
 
 
 def _progress(job: Payload, stored: Payload) -> str:

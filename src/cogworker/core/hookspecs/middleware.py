@@ -53,7 +53,9 @@ def cogworker_server_middleware(app: PluginHost) -> ServerMiddleware | None:
 
     Returns a callable ``(ctx, call_next) -> object`` or None; collected like
     :func:`cogworker_client_middleware`. A middleware that does not call ``call_next()``
-    skips the job, which then counts as processed.
+    skips the job, which then counts as processed. A middleware that acts only on jobs
+    carrying a field of its own declares it with
+    :func:`cogworker.core.middleware.for_jobs_with`, and the other jobs run without it.
 
     Failure policy: an exception from a middleware is the job's failure (retry/dead).
 
@@ -62,10 +64,10 @@ def cogworker_server_middleware(app: PluginHost) -> ServerMiddleware | None:
     ``process <queue>`` span), cancel (``trylast``: innermost; each run's cancellation
     signal, and ``JobCancelled`` out of a run that was told to stop), limits (a
     ``wrapper``: when some job declares limits, its middleware goes first, outside every
-    other, so an over-limit job is no run for them), batches (settles a batch job's
-    failure; skips a cancelled batch's jobs), workflows (``trylast``: innermost, it stores
-    a workflow step's result and pushes the next step before any other middleware hears of
-    the success).
+    other, so an over-limit job is no run for them), batches (jobs with a ``bid``
+    only: settles a batch job's failure; skips a cancelled batch's jobs), workflows
+    (``trylast``: innermost; workflow steps only: it stores a step's result and pushes the
+    next step before any other middleware hears of the success).
 
     Example::
 

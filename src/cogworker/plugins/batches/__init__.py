@@ -56,6 +56,10 @@ def cogworker_client_middleware(app: PluginHost) -> ClientMiddleware:
 
 @hookimpl
 def cogworker_server_middleware(app: PluginHost) -> ServerMiddleware:
+    from cogworker.core.middleware import for_jobs_with
+    from cogworker.plugins.batches.building import BID_FIELD
+
+    @for_jobs_with(BID_FIELD)  # a job outside every batch runs without it
     def settle_batch_job(ctx: JobContext, call_next: Callable[[], object]) -> object:
         bid = batch_of(ctx.job)
         if bid is None:
