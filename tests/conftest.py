@@ -20,12 +20,18 @@ from typing import Any, cast
 
 import pytest
 import redis
+from hypothesis import settings as hypothesis_settings
 
 from cogworker.core.errors import EmbeddedRedisError
 from cogworker.redis.keys import KeySchema
 from cogworker.redis.server import RedisServer, find_redis_server
 from cogworker.redis.server_state import stop_project_server
 from helpers.redis_servers import RedisServerFactory, delete_namespace
+
+# Property tests check what is computed, never how fast: hypothesis's default 200 ms
+# deadline per example is a timing assertion that a loaded CI machine fails.
+hypothesis_settings.register_profile("cogworker", deadline=None)
+hypothesis_settings.load_profile("cogworker")
 
 # The shared test server keeps nothing on disk: no AOF, no RDB snapshots.
 _NO_PERSISTENCE = ("--save", "")
