@@ -255,18 +255,25 @@ def test_first_result_hooks_stop_at_the_first_answer_in_pluggy_order() -> None:
     assert calls == ["first", "latest"]
 
 
+class LockWrapper:
+    """A wrapper on the lock hook: records each answer it wraps, and inverts it if asked."""
+
+    def __init__(self, seen: list[object], *, invert: bool = False) -> None:
+        self.seen = seen
+        self.invert = invert
+
+    @hookimpl(wrapper=True)
+    def cogworker_acquire_unique_lock(self, app: object, job: object) -> Any:
+        result = yield
+        self.seen.append(result)
+        return not result if self.invert else result
+
+
 def test_a_wrapper_on_a_first_result_hook_wraps_the_call() -> None:
     seen: list[object] = []
-
-    class Wrapper:
-        @hookimpl(wrapper=True)
-        def cogworker_acquire_unique_lock(self, app: object, job: object) -> Any:
-            result = yield
-            seen.append(result)
-            return not result
-
     calls: list[str] = []
-    hooks = make_hooks(vote=LockVote("vote", True, calls), wrapper=Wrapper())
+    hooks = make_hooks(vote=LockVote("vote", True, calls),
+                       wrapper=LockWrapper(seen, invert=True))
     assert hooks.acquire_unique_lock(APP, {"jid": "1"}) is False
     assert seen == [True]
 
@@ -282,18 +289,10 @@ def test_a_wrapper_registered_after_the_first_call_wraps_the_next_one() -> None:
     """The call plans are cached per hook; a late registration (the supervisor's child
     plugin is one) is seen at the next call, a late unregistration too."""
     seen: list[object] = []
-
-    class Wrapper:
-        @hookimpl(wrapper=True)
-        def cogworker_acquire_unique_lock(self, app: object, job: object) -> Any:
-            result = yield
-            seen.append(result)
-            return result
-
     calls: list[str] = []
     hooks = make_hooks(vote=LockVote("vote", True, calls))
     assert hooks.acquire_unique_lock(APP, {"jid": "1"}) is True
-    hooks.plugin_manager.register(Wrapper(), name="wrapper")
+    hooks.plugin_manager.register(LockWrapper(seen), name="wrapper")
     assert hooks.acquire_unique_lock(APP, {"jid": "1"}) is True
     assert seen == [True]
     hooks.plugin_manager.unregister(name="vote")

@@ -74,7 +74,7 @@ class Manager:
         """Start no job from now on; the jobs fetched ahead go back to their queues now
         (another process may run them meanwhile), the running ones go on."""
         self._quiet.set()
-        self._give_back_prefetched()
+        self._give_back_ready()
 
     def stop_intake(self) -> None:
         """Start no job from now on (the first step of a stop, before anything that may
@@ -135,7 +135,7 @@ class Manager:
 
     def _process_one(self, tid: str) -> None:
         if self._quiet.is_set():
-            self._give_back_prefetched()  # a fetch ahead that ended after quiet() gave back
+            self._give_back_ready()  # a fetch ahead that ended after quiet() gave back
             self._stopping.wait(QUIET_SLEEP)
             return
         work = self.intake.next_work()
@@ -217,7 +217,7 @@ class Manager:
             if thread.is_alive() and not self._thread_busy(thread):
                 thread.join(max(grace - time.monotonic(), 0))
         self.intake.stop()
-        self._give_back_prefetched()
+        self._give_back_ready()
         if self.acker is not None:
             self.settler.batch_acks = None  # a job finishing from now on acks by itself
             self.acker.stop()  # every finished job's ack is written before anything requeues
@@ -231,7 +231,7 @@ class Manager:
         with self._lock:
             return tid in self._work
 
-    def _give_back_prefetched(self) -> None:
+    def _give_back_ready(self) -> None:
         works = self.intake.take_ready()
         if works:
             with self._lock:
