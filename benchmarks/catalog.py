@@ -120,13 +120,40 @@ SYSTEMS: dict[str, System] = {
     )
 }
 BASELINE = "cogworker-reliable"
+PINNED_SUFFIX = "-pinned"
+
+
+def _pinned(peer: WorkerArgs) -> WorkerArgs:
+    """A peer's worker under ``taskset -c 0``: the peers have no setting of their own."""
+    def argv(python: str, logging: str) -> list[str]:
+        return ["taskset", "-c", "0", *peer(python, logging)]
+
+    return argv
+
+
+PINNED: dict[str, System] = {
+    system.name: system
+    for system in (
+        System("cogworker-pinned", "cogworker", "reliable fetch, 10 threads, "
+               "--cpu-affinity auto (CPU 0)", "benchmarks.systems.cogworker_app",
+               _cogworker("--cpu-affinity", "auto"), bulk=True, logging=_COGWORKER_LOGGING),
+        System("dramatiq-pinned", "dramatiq", "1 process, 8 threads, taskset -c 0",
+               "benchmarks.systems.dramatiq_app", _pinned(_dramatiq), bulk=False,
+               logging=SYSTEMS["dramatiq"].logging),
+        System("huey-pinned", "huey", "8 threads, taskset -c 0", "benchmarks.systems.huey_app",
+               _pinned(_huey), bulk=False, logging=SYSTEMS["huey"].logging),
+    )
+}
+"""Each worker process pinned to one CPU (opt-in for cogworker, ``taskset`` for a peer):
+not in the default selection; name them in ``--systems``."""
+ALL_SYSTEMS: dict[str, System] = {**SYSTEMS, **PINNED}
 
 
 def select_systems(text: str) -> list[System]:
     """The systems named in a comma-separated list; ValueError naming the unknown ones."""
     names = [name.strip() for name in text.split(",") if name.strip()]
-    unknown = [name for name in names if name not in SYSTEMS]
+    unknown = [name for name in names if name not in ALL_SYSTEMS]
     if unknown or not names:
         raise ValueError(f"unknown {', '.join(unknown) or '(none given)'}; "
-                         f"choose from {', '.join(SYSTEMS)}")
-    return [SYSTEMS[name] for name in names]
+                         f"choose from {', '.join(ALL_SYSTEMS)}")
+    return [ALL_SYSTEMS[name] for name in names]

@@ -28,7 +28,15 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from benchmarks import cold_start, matrix_report
-from benchmarks.catalog import BASELINE, JOB_KINDS, LOGGING_MODES, SYSTEMS, select_systems
+from benchmarks.catalog import (
+    ALL_SYSTEMS,
+    BASELINE,
+    JOB_KINDS,
+    LOGGING_MODES,
+    PINNED,
+    SYSTEMS,
+    select_systems,
+)
 from benchmarks.context import default_json_path, progress, versions
 from benchmarks.environment import BenchEnvironment
 from benchmarks.matrix_results import CellKey, Matrix
@@ -50,7 +58,8 @@ def _parse(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--n", type=int, default=20_000, help="jobs per run (20,000)")
     parser.add_argument("--runs", type=int, default=3, help="runs per cell (3)")
     parser.add_argument("--systems", default=",".join(SYSTEMS),
-                        help=f"comma-separated subset of: {', '.join(SYSTEMS)}")
+                        help=f"comma-separated subset of: {', '.join(SYSTEMS)} (the default); "
+                             f"also {', '.join(PINNED)}")
     parser.add_argument("--sections", default=",".join(SECTIONS),
                         help=f"comma-separated subset of: {', '.join(SECTIONS)}")
     parser.add_argument("--delay-ms", type=float, default=1.0,
@@ -140,7 +149,8 @@ def delay_cells(options: argparse.Namespace, work_dir: Path) -> list[Cell]:
 def run_cells(matrix: Matrix, cells: Sequence[Cell], env: BenchEnvironment, runs: int) -> None:
     """Every cell ``runs`` times, round-robin, so that drift hits every cell alike."""
     for key, _ in cells:
-        matrix.cells.setdefault(key, SystemRuns(SYSTEMS[key.system], matrix.versions[key.system]))
+        system = ALL_SYSTEMS[key.system]
+        matrix.cells.setdefault(key, SystemRuns(system, matrix.versions[key.system]))
     for number in range(1, runs + 1):
         for key, plan in cells:
             label = f"{key.label}-{number}"

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from benchmarks import report
-from benchmarks.catalog import BASELINE, JOB_KINDS, LOGGING_MODES
+from benchmarks.catalog import BASELINE, JOB_KINDS, LOGGING_MODES, PINNED_SUFFIX
 from benchmarks.matrix_results import CellKey, Matrix
 from benchmarks.report import Metric, SystemRuns, fixed, format_values, rate_text
 
@@ -45,9 +45,11 @@ def _cell(matrix: Matrix, section: str, system: str, job: str, logging: str,
     return matrix.cells.get(CellKey(section, system, job, logging, workers))
 
 
-def fastest_peer(rows: Rows) -> SystemRuns | None:
-    """The peer (not cogworker) with the highest median steady processing rate."""
+def fastest_peer(rows: Rows, pinned: bool = False) -> SystemRuns | None:
+    """The peer (not cogworker) with the highest median steady processing rate, among the
+    peers at their defaults or (``pinned``) among those pinned to one CPU."""
     peers = [entry for _, entry in rows if not entry.system.name.startswith("cogworker")
+             and entry.system.name.endswith(PINNED_SUFFIX) == pinned
              and entry.median("process_steady") is not None]
     return max(peers, key=lambda entry: entry.median("process_steady") or 0.0, default=None)
 
@@ -235,6 +237,7 @@ def _delay(matrix: Matrix) -> str:
 def _targets(matrix: Matrix) -> str:
     lines = [_relative(matrix.section("processing", "incr", "default"),
                        "round-trip job, logging as shipped", 2.0),
+             *_pinned_comparison(matrix.section("processing", "incr", "default")),
              *_cpu_targets(matrix), _scaling_target(matrix),
              _relative(matrix.section("delay"), f"behind {matrix.delay_ms:g} ms each way", 1.5),
              _cold_target(matrix), _memory_target(matrix)]
@@ -254,6 +257,18 @@ def _relative(rows: Rows, label: str, factor: float) -> str:
     return (f"- {label}: {value:,.0f} jobs/s = {value / best:.2f}x the fastest peer "
             f"({peer.system.name}, {best:,.0f}) (target ≥ {factor:g}x): "
             f"{_verdict(value / best >= factor)}")
+
+
+def _pinned_comparison(rows: Rows) -> list[str]:
+    """Not a target: cogworker pinned to one CPU against the peers pinned the same way."""
+    base = next((entry for key, entry in rows if key.system == "cogworker" + PINNED_SUFFIX),
+                None)
+    peer = fastest_peer(rows, pinned=True)
+    value, best = _median(base, "process_steady"), _median(peer, "process_steady")
+    if value is None or best is None or peer is None:
+        return []
+    return [f"- (each pinned to one CPU, round-trip job, as shipped: cogworker-pinned "
+            f"{value:,.0f} jobs/s = {value / best:.2f}x {peer.system.name}, {best:,.0f})"]
 
 
 def _cpu_targets(matrix: Matrix) -> list[str]:

@@ -7,7 +7,7 @@ import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from benchmarks.catalog import System
+from benchmarks.catalog import PINNED_SUFFIX, System
 
 
 @dataclass(frozen=True)
@@ -130,7 +130,8 @@ def render_targets(runs: Sequence[SystemRuns], baseline: str) -> str:
     base = next((r for r in runs if r.system.name == baseline), None)
     if base is None:
         return f"(no targets: {baseline} was not measured)"
-    peers = [r for r in runs if not r.system.name.startswith("cogworker")]
+    peers = [r for r in runs if not r.system.name.startswith("cogworker")
+             and not r.system.name.endswith(PINNED_SUFFIX)]  # the peers at their defaults
     lines = []
     for key, label, factor in (("process_total", "processing", 3.0),
                                ("enqueue_each", "single enqueue", 1.2)):

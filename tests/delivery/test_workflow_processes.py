@@ -285,7 +285,13 @@ def test_a_group_inside_a_chain_whose_launch_is_killed_after_it_ran_starts_once(
 
     second = app_worker(JOBS, redis_url, "-c", "2", "--plugin", "jobapp:")
 
-    assert workflow.get(timeout=WAIT) == 5 * 9, second.output()[-3000:]
+    try:
+        result = workflow.get(timeout=WAIT)
+    except Exception as exc:  # a timeout: what the workers said is what to read
+        raise AssertionError(f"the workflow did not finish ({exc!r}); the second worker "
+                             f"said:\n{second.output()[-3000:]}\nthe first worker said:\n"
+                             f"{first.output()[-2000:]}") from exc
+    assert result == 5 * 9, second.output()[-3000:]
     wait_until(lambda: "was started before; not again" in second.output(), WAIT,
                lambda: second.output()[-3000:])
     assert second.stop() == 0
