@@ -11,6 +11,7 @@ gives the fixed cost of starting and stopping, so the figure per job is
     benchmarks/run hot-path --n 2000 --runs 1 --tool cachegrind       # instructions per job
     benchmarks/run hot-path --plugins metrics,status,history          # with these plugins on
     benchmarks/run hot-path --tool cprofile --n 5000                  # where it goes
+    benchmarks/run hot-path --cpu-affinity auto                       # pinned to one CPU
 
 ``--plugins`` lists the plugins on beside the defaults (``no:NAME`` turns a default off);
 ``--job incr`` (default) makes one Redis round trip per job, ``noop`` none; ``--logging
@@ -39,12 +40,16 @@ APP = "benchmarks.systems.cogworker_app:app"
 TOOLS = ("cpu", "cachegrind", "callgrind", "cprofile")
 SYSTEM_SECONDS: list[float] = []
 """The system CPU seconds of every worker run so far, in order."""
+SWITCHES: list[int] = []
+"""The context switches (voluntary and not) of every worker run so far, in order."""
 
 
-def worker_argv(python: str, plugins: Sequence[str], logging: str) -> list[str]:
+def worker_argv(python: str, plugins: Sequence[str], logging: str,
+                cpu_affinity: str | None = None) -> list[str]:
     level = ["--log-level", "WARNING"] if logging == "quiet" else []
     extra = [part for name in plugins for part in ("--plugin", name)]
-    return ["run", "-A", APP, "-c", "10", "--burst", *level, *extra]
+    pinning = ["--cpu-affinity", cpu_affinity] if cpu_affinity else []
+    return ["run", "-A", APP, "-c", "10", "--burst", *level, *extra, *pinning]
 
 
 def queue_jobs(python: str, env: dict[str, str], count: int, job: str) -> None:
@@ -66,6 +71,7 @@ def run_worker(argv: list[str], env: dict[str, str], log: Path) -> float:
         tail = "\n".join(log.read_text(errors="replace").splitlines()[-15:])
         raise SystemExit(f"the worker exited {process.returncode}:\n{tail}")
     SYSTEM_SECONDS.append(usage.ru_stime)
+    SWITCHES.append(usage.ru_nvcsw + usage.ru_nivcsw)
     return usage.ru_utime + usage.ru_stime
 
 
@@ -85,7 +91,7 @@ def one_run(env_: BenchEnvironment, options: argparse.Namespace, count: int,
     env[PLUGINS_ENV] = ",".join(name for name in options.plugins if ":" not in name)
     env["PYTHONHASHSEED"] = "0"  # instruction counts move about 2 % with the hash seed
     queue_jobs(options.python, env, count, options.job)
-    cli = worker_argv(options.python, options.plugins, options.logging)
+    cli = worker_argv(options.python, options.plugins, options.logging, options.cpu_affinity)
     log = work / f"{label}.log"
     if options.tool == "cachegrind":
         out = work / f"{label}.cachegrind"
@@ -124,6 +130,8 @@ def _parse(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--job", default="incr", choices=("incr", "noop"))
     parser.add_argument("--logging", default="default", choices=("default", "quiet"))
     parser.add_argument("--tool", default="cpu", choices=TOOLS)
+    parser.add_argument("--cpu-affinity", metavar="off|auto|LIST",
+                        help="the worker's --cpu-affinity (default: the setting's default)")
     parser.add_argument("--keep", metavar="DIR", help="keep the logs and profiles in DIR")
     options = parser.parse_args(argv)
     options.plugins = [name.strip() for name in options.plugins.split(",") if name.strip()]
@@ -158,7 +166,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     print(f"{unit} per job: median {statistics.median(per_job):,.1f} "
           f"[{min(per_job):,.1f}-{max(per_job):,.1f}]")
     if options.tool == "cpu":
+        switches = [(SWITCHES[2 * run + 1] - SWITCHES[2 * run]) / options.n
+                    for run in range(options.runs)]
         print(f"of which system CPU µs per job: median {statistics.median(system):,.1f}")
+        print(f"context switches per job: median {statistics.median(switches):,.1f} "
+              f"[{min(switches):,.1f}-{max(switches):,.1f}]")
 
 
 if __name__ == "__main__":
