@@ -1,15 +1,16 @@
 """Acknowledging finished jobs in batches, off the processor threads.
 
 A processor hands a finished job to the :class:`AckBatcher` and goes straight back to work;
-one thread acknowledges whatever has gathered in a single round trip. That thread waits up
-to :data:`LINGER` after the first ack of a batch for others to join it (or until
-:data:`MAX_BATCH` have), so a busy process writes its acks in batches of many jobs: each
-batch costs a round trip, and waking the thread costs a hand-off of the interpreter lock
-between threads, which is much of a short job's CPU (``docs/explanation/performance.md``,
-"Acks that wait for company"). The delivery contract holds: until its ack is written a job
-stays on the in-progress list, so a crash in between makes it run again (a crash is the one
-case the contract allows that), and a stop flushes every pending ack at once, before the
-process requeues anything.
+one thread acknowledges whatever has gathered in a single round trip. The delivery contract
+holds: until its ack is written a job stays on the in-progress list, so a crash in between
+makes it run again (a crash is the one case the contract allows that), and a stop flushes
+every pending ack before the process requeues anything.
+
+A batch goes out as soon as the thread is free, with whatever gathered during the previous
+round trip. Waiting a little for more acks would save round trips, but it would widen the
+window in which a crash makes a job that already finished run again: a poison pill that
+kills its process would take the job finished just before it down too, every time
+(``docs/explanation/performance.md``, "Acks that wait for company: tried, not kept").
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from __future__ import annotations
 import collections
 import logging
 import threading
-import time
 
 from cogworker.core.broker import UnitOfWork
 from cogworker.worker.settlement import Settler
@@ -25,16 +25,12 @@ from cogworker.worker.settlement import Settler
 logger = logging.getLogger("cogworker.acker")
 
 MAX_BATCH = 200
-LINGER = 0.002
-"""Seconds the first ack of a batch waits at most for others to share its round trip."""
 
 
 class AckBatcher:
-    def __init__(self, settler: Settler, max_batch: int = MAX_BATCH,
-                 linger: float = LINGER) -> None:
+    def __init__(self, settler: Settler, max_batch: int = MAX_BATCH) -> None:
         self._settler = settler
         self._max_batch = max_batch
-        self._linger = linger
         self._queue: collections.deque[UnitOfWork] = collections.deque()
         self._in_flight: list[UnitOfWork] = []
         self._cond = threading.Condition()
@@ -45,9 +41,7 @@ class AckBatcher:
     def submit(self, work: UnitOfWork) -> None:
         with self._cond:
             self._queue.append(work)
-            # wake the thread only where it waits: for a first ack, or a full batch
-            if len(self._queue) == 1 or len(self._queue) == self._max_batch:
-                self._cond.notify()
+            self._cond.notify()
 
     def pending_raws(self) -> set[str]:
         """Finished jobs whose ack is not written yet (reconcile must not call them strays)."""
@@ -61,7 +55,6 @@ class AckBatcher:
                     self._cond.wait()
                 if not self._queue and self._stopping:
                     return
-                self._gather()
                 count = min(len(self._queue), self._max_batch)
                 self._in_flight = [self._queue.popleft() for _ in range(count)]
             try:
@@ -71,16 +64,6 @@ class AckBatcher:
             with self._cond:
                 self._in_flight = []
                 self._cond.notify_all()
-
-    def _gather(self) -> None:
-        """(Holding the lock, with an ack queued.) Wait up to the linger for the batch to
-        fill; a stop or a full batch ends the wait at once."""
-        deadline = time.monotonic() + self._linger
-        while len(self._queue) < self._max_batch and not self._stopping:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return
-            self._cond.wait(left)
 
     def stop(self, timeout: float = 10.0) -> None:
         """Write every pending ack, then end the thread."""
