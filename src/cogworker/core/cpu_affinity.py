@@ -37,16 +37,6 @@ class CpuAffinity:
     cpus: tuple[int, ...] = ()
     """The listed CPUs in the order written; empty for off and for auto."""
 
-    @property
-    def automatic(self) -> bool:
-        return self.enabled and not self.cpus
-
-    def describe(self) -> str:
-        """The value as a user writes it: ``off``, ``auto`` or ``0,2,3``."""
-        if not self.enabled:
-            return OFF
-        return ",".join(map(str, self.cpus)) if self.cpus else AUTO
-
 
 def parse(value: str) -> CpuAffinity:
     """``value`` parsed; raises :class:`CpuListError` saying what is wrong with it."""

@@ -55,11 +55,12 @@ def planned_cpu(settings: Settings, slot: int,
     usable = set(os.sched_getaffinity(0) if allowed is None else allowed)
     stray = cpu_affinity.outside(affinity, usable)
     if stray:
-        which = ", ".join(map(str, stray))
+        which = (f"CPU {stray[0]} is" if len(stray) == 1
+                 else f"CPUs {', '.join(map(str, stray))} are")
         raise ConfigurationError(
             SETTING, settings.cpu_affinity,
-            f"CPUs this process may run on ({cpu_affinity.cpu_ranges(usable)}), and CPU "
-            f"{which} is not among them: list only those, or use auto", source_name)
+            f"only CPUs this process may run on ({cpu_affinity.cpu_ranges(usable)}); "
+            f"{which} not among them: list only those, or use auto", source_name)
     return cpu_affinity.choose_cpu(affinity, slot, usable)
 
 
