@@ -67,6 +67,12 @@ INVALID: list[tuple[str, Any, Any, str]] = [
     ("log_format", "xml", "xml", "text or json"),
     ("logfile", "", "", "a non-empty file path (or leave it unset"),
     ("environment", "", "", "a non-empty name such as production (or leave it unset)"),
+    ("cpu_affinity", "0-", "0-", "off, auto, or a list of CPU numbers and low-high ranges"),
+    ("cpu_affinity", "a", "a", "such as 0,2 or 0-3,6"),
+    ("cpu_affinity", "3-1", "3-1", "low-high ranges"),
+    ("cpu_affinity", "", "", "off, auto"),
+    ("cpu_affinity", "0,0", "0,0", "each CPU at most once"),
+    ("cpu_affinity", 0, 0, "a list of CPU numbers"),
     ("plugin_options", {"unique": 5}, {"unique": 5}, "mapping of plugin name to a mapping"),
     ("plugin_options", [], [], "mapping of plugin name"),
 ]
@@ -110,6 +116,7 @@ def test_defaults() -> None:
     assert settings.plugins == ()
     assert (settings.log_level, settings.log_format) == ("INFO", "text")
     assert (settings.logfile, settings.environment) == (None, None)
+    assert settings.cpu_affinity == "off"
     assert dict(settings.plugin_options) == {}
 
 
@@ -204,7 +211,7 @@ def test_field_names_in_declaration_order() -> None:
     names = Settings.field_names()
     assert names[:4] == ("redis_url", "namespace", "cluster", "concurrency")
     assert names[-1] == "plugin_options"
-    assert len(names) == 29
+    assert len(names) == 30
 
 
 def test_equal_settings_compare_equal() -> None:

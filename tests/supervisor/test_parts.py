@@ -58,9 +58,10 @@ def test_a_child_adopts_its_supervisors_lineage_and_drops_it_from_the_environmen
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(lineage, "_adopted", None)  # put back as it was after the test
-    env = lineage.child_environment("host:1:abcdefabcdef", "0123456789ab")
+    env = lineage.child_environment("host:1:abcdefabcdef", "0123456789ab", 1)
     adopted = lineage.adopt(dict(env))
     assert adopted is not None and adopted.supervisor == "host:1:abcdefabcdef"
+    assert adopted.slot == lineage.slot() == 1
     assert lineage.identity_suffix() == "0123456789ab"
     assert lineage.process_facts()["supervisor"] == "host:1:abcdefabcdef"
     leftover = dict(env)

@@ -16,11 +16,15 @@ from cogworker.cli.common import CogworkerUsageError, app_options, handle_errors
 from cogworker.cli.logging_setup import configure_logging
 from cogworker.cli.processes import STOP_MARGIN, child_command, process_count
 from cogworker.core.config_layers import parse_queue_options
+from cogworker.core.cpu_affinity import ACCEPTED as CPU_AFFINITY_ACCEPTED
+from cogworker.core.cpu_affinity import CpuListError
+from cogworker.core.cpu_affinity import parse as parse_cpu_affinity
 from cogworker.core.errors import ConfigurationError, PluginError
 from cogworker.core.settings import Settings
 from cogworker.supervisor import lineage
 from cogworker.supervisor.child_plugin import attach as attach_process_plugin
 from cogworker.worker import signals
+from cogworker.worker.cpu_pinning import planned_cpu
 from cogworker.worker.pidfile import PidfileError, pidfile
 
 
@@ -39,6 +43,27 @@ def _activate_plugins(app: App) -> None:
     try:
         app.hooks  # noqa: B018 -- resolving is the point
     except (PluginError, ConfigurationError) as exc:
+        raise CogworkerUsageError(str(exc)) from exc
+
+
+def _cpu_affinity_option(ctx: click.Context, param: click.Parameter,
+                         value: str | None) -> str | None:
+    """The ``--cpu-affinity`` callback: the syntax, checked before the app is imported."""
+    if value is not None:
+        try:
+            parse_cpu_affinity(value)
+        except CpuListError as exc:
+            raise click.BadParameter(f"{value!r}: {exc}; give {CPU_AFFINITY_ACCEPTED}") \
+                from None
+    return value
+
+
+def _check_cpu_affinity(settings: Settings) -> None:
+    """What only this host can say about ``cpu_affinity`` (a platform that cannot pin, a
+    listed CPU this process may not use): a usage error before any child or thread starts."""
+    try:
+        planned_cpu(settings, lineage.slot())
+    except ConfigurationError as exc:
         raise CogworkerUsageError(str(exc)) from exc
 
 
@@ -84,6 +109,10 @@ def _refuse_without_jobs(app: App, app_path: str | None, allow_no_jobs: bool) ->
 @click.option("--pidfile", "pidfile_path", type=click.Path(dir_okay=False, path_type=Path),
               metavar="PATH", help="Write the worker's pid here (the supervisor's with -P), "
               "removed at exit; `cogworker health --pidfile PATH` checks it.")
+@click.option("--cpu-affinity", callback=_cpu_affinity_option, metavar="off|auto|LIST",
+              help="Pin each worker process to one CPU: 'auto' (from the CPUs it may use) "
+                   "or from a LIST such as 0,2 or 0-3 (child k of -P takes the k-th). "
+                   "Default off.")
 @handle_errors
 def run_command(
     app_path: str | None, require: tuple[str, ...], config: Path | None, redis_url: str | None,
@@ -92,6 +121,7 @@ def run_command(
     plugins: tuple[str, ...], log_level: str | None, log_format: str | None,
     burst: bool, watch: bool, allow_no_jobs: bool, processes: int | None,
     max_memory: float | None, max_jobs: int | None, pidfile_path: Path | None,
+    cpu_affinity: str | None,
 ) -> None:
     """Run a worker: fetch jobs from the queues and perform them until stopped."""
     supervised = lineage.adopt() is not None  # a child of -P runs as a plain worker
@@ -100,7 +130,7 @@ def run_command(
         "concurrency": concurrency, "queues": _queues(queues), "timeout": timeout,
         "strict_queue_order": strict,
         "logfile": logfile, "plugins": plugins or None, "log_level": log_level,
-        "log_format": log_format,
+        "log_format": log_format, "cpu_affinity": cpu_affinity,
     }
     if watch:
         _supervise(flags, config)
@@ -119,6 +149,7 @@ def run_command(
                          cli_settings=flags, server=True)
         _refuse_without_jobs(app, app_path, allow_no_jobs)
         _activate_plugins(app)
+        _check_cpu_affinity(app.settings)
         _configure_logging(app.settings)
         from cogworker.worker.launcher import Launcher
 
@@ -157,6 +188,7 @@ def _run_supervisor(processes: int, max_memory: float | None, app_path: str | No
         app = obtain_app(server=True, **app_arguments)
         _refuse_without_jobs(app, app_path, allow_no_jobs)
         _activate_plugins(app)
+        _check_cpu_affinity(app.settings)  # once here, not in a crash loop of children
         _configure_logging(app.settings)
         options = SupervisorOptions(processes, app.settings.timeout + STOP_MARGIN,
                                     max_memory)

@@ -277,6 +277,13 @@ def _to_text(key: str, value: object, source: str) -> object:
     return value.strip() if isinstance(value, str) else value
 
 
+def _to_cpu_list(key: str, value: object, source: str) -> object:
+    """A file's ``cpu_affinity = 3`` (a number, not text) names one CPU."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return _to_text(key, value, source)
+
+
 def _to_plugin_options(key: str, value: object, source: str) -> dict[str, dict[str, Any]]:
     parsed = value
     if isinstance(value, str):
@@ -334,5 +341,6 @@ _CONVERTERS: dict[str, Converter] = {
     "log_format": _to_text,
     "logfile": _to_text,
     "environment": _to_text,
+    "cpu_affinity": _to_cpu_list,
     "plugin_options": _to_plugin_options,
 }

@@ -20,6 +20,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from cogworker.core.broker.factory import url_scheme
+from cogworker.core.cpu_affinity import ACCEPTED as CPU_AFFINITY_ACCEPTED
+from cogworker.core.cpu_affinity import is_valid as _is_cpu_affinity
 from cogworker.core.errors import ConfigurationError
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
@@ -83,6 +85,7 @@ class Settings:
     log_format: str = "text"
     logfile: str | None = None
     environment: str | None = None
+    cpu_affinity: str = "off"
     plugin_options: Mapping[str, Mapping[str, Any]] = field(default_factory=_empty_plugin_options)
     sources: Mapping[str, str] = field(
         default_factory=lambda: MappingProxyType({}), compare=False, repr=False,
@@ -351,6 +354,7 @@ _RULES: dict[str, _Rule] = {
                      _is_optional_text),
     "environment": _Rule("a non-empty name such as production (or leave it unset)",
                          _is_optional_text),
+    "cpu_affinity": _Rule(CPU_AFFINITY_ACCEPTED, _is_cpu_affinity),
     "plugin_options": _Rule(
         "a mapping of plugin name to a mapping of option name to value", _is_plugin_options
     ),

@@ -3,7 +3,7 @@
 A child is a fresh interpreter (``fork`` + ``exec`` through :mod:`subprocess`) running the
 supervisor's own ``cogworker run`` command line: nothing of the parent's memory, threads or
 connections crosses, so the parent may hold a broker connection for recovery. The child
-learns its supervisor and the random part of its identity from the environment
+learns its supervisor, the random part of its identity and its slot from the environment
 (:mod:`.lineage`), which lets the parent name the child's identity before it ever beats.
 """
 
@@ -66,7 +66,7 @@ def spawn(slot: int, command: Sequence[str], supervisor: str,
     """Start a child in ``slot``; its identity is known from here on. ``environment``
     changes the inherited environment (a None value removes the variable)."""
     suffix = lineage.new_identity_suffix()
-    env = {**os.environ, **lineage.child_environment(supervisor, suffix)}
+    env = {**os.environ, **lineage.child_environment(supervisor, suffix, slot)}
     for name, value in (environment or {}).items():
         if value is None:
             env.pop(name, None)

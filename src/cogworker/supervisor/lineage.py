@@ -1,11 +1,13 @@
 """What a supervised child learns from its supervisor, and what every process tells of itself.
 
-The supervisor starts each child with two environment variables: its own identity (the
+The supervisor starts each child with three environment variables: its own identity (the
 child's presence record names it under ``supervisor``, which groups the children in the
-process list) and the random part of the child's identity. The child's identity is then
+process list), the random part of the child's identity, and the child's slot (0 to N-1
+under ``-P N``; a replacement takes the slot of the child it replaces, so it is pinned to
+the same CPU under ``cpu_affinity``). The child's identity is then
 ``<hostname>:<child pid>:<that part>``, which the supervisor knows from the moment it
 started the child, so it can recover that child's jobs even if the child died before its
-first beat. :func:`adopt` reads both once, at the start of ``cogworker run``, and removes
+first beat. :func:`adopt` reads them once, at the start of ``cogworker run``, and removes
 them from the environment, so a process a job starts does not pass for a child.
 
 Every process also reports its host's **boot id** (Linux: ``/proc/sys/kernel/random/
@@ -25,6 +27,7 @@ from typing import Any, Final
 
 SUPERVISOR_ENV: Final = "COGWORKER_SUPERVISOR"
 IDENTITY_SUFFIX_ENV: Final = "COGWORKER_IDENTITY_SUFFIX"
+SLOT_ENV: Final = "COGWORKER_SLOT"
 BOOT_ID_FILE: Final = Path("/proc/sys/kernel/random/boot_id")
 _SUFFIX = re.compile(r"[0-9a-f]{12}")
 
@@ -37,6 +40,8 @@ class Lineage:
     identity_suffix: str
     parent_pid: int
     """The supervisor's pid, as this process's parent when it adopted the lineage."""
+    slot: int = 0
+    """The child's slot under its supervisor (0 to N-1 under ``-P N``)."""
 
 
 _adopted: Lineage | None = None
@@ -47,29 +52,37 @@ def new_identity_suffix() -> str:
     return secrets.token_hex(6)
 
 
-def child_environment(supervisor: str, identity_suffix: str) -> dict[str, str]:
-    """The variables a supervisor passes to a child it starts."""
-    return {SUPERVISOR_ENV: supervisor, IDENTITY_SUFFIX_ENV: identity_suffix}
+def child_environment(supervisor: str, identity_suffix: str, slot: int) -> dict[str, str]:
+    """The variables a supervisor passes to the child it starts in ``slot``."""
+    return {SUPERVISOR_ENV: supervisor, IDENTITY_SUFFIX_ENV: identity_suffix,
+            SLOT_ENV: str(slot)}
 
 
 def adopt(environ: dict[str, str] | None = None) -> Lineage | None:
     """Read (and remove) the supervisor's variables; None when not started by one.
 
     A malformed suffix is ignored (the process then makes its own): a stray variable must
-    not give two processes one identity.
+    not give two processes one identity. A missing or malformed slot reads as slot 0.
     """
     global _adopted
     env = os.environ if environ is None else environ
     supervisor = env.pop(SUPERVISOR_ENV, "")
     suffix = env.pop(IDENTITY_SUFFIX_ENV, "")
+    slot_text = env.pop(SLOT_ENV, "")
     if supervisor and _SUFFIX.fullmatch(suffix):
-        _adopted = Lineage(supervisor, suffix, os.getppid())
+        slot = int(slot_text) if slot_text.isascii() and slot_text.isdigit() else 0
+        _adopted = Lineage(supervisor, suffix, os.getppid(), slot)
     return _adopted
 
 
 def current() -> Lineage | None:
     """The lineage :func:`adopt` found in this process, if any."""
     return _adopted
+
+
+def slot() -> int:
+    """This process's slot under its supervisor; 0 for a process started on its own."""
+    return _adopted.slot if _adopted is not None else 0
 
 
 def identity_suffix() -> str:

@@ -2,7 +2,10 @@
 
 Start order (a process never fetches before it has a presence key):
 
-1. a fresh identity; 2. OS signal handlers (tokens on a queue); 3. the fetcher (fetch-strategy
+0. with ``cpu_affinity`` set, every thread pinned to its slot's CPU (a platform that
+cannot pin, or a listed CPU the process may not use, is a ``ConfigurationError`` before
+anything else starts: :mod:`cogworker.worker.cpu_pinning`); 1. a fresh identity; 2. OS
+signal handlers (tokens on a queue); 3. the fetcher (fetch-strategy
 hook) and the Manager; 4. the heartbeat, blocking until the first beat succeeds (a stop
 token while waiting aborts start-up, a quiet token is applied; a refused password ends
 start-up with exit status 1); 5. the ``startup`` hooks, the start-up line and the lines
@@ -39,6 +42,7 @@ from cogworker.supervisor.child_plugin import PLUGIN_NAME as PROCESS_PLUGIN_NAME
 from cogworker.worker import signals
 from cogworker.worker.beat_continuity import BeatContinuity
 from cogworker.worker.burst import LOOK_INTERVAL, BurstWatch
+from cogworker.worker.cpu_pinning import pin_process, planned_cpu
 from cogworker.worker.heartbeat import Heartbeat
 from cogworker.worker.manager import Manager
 from cogworker.worker.poller import Poller
@@ -100,6 +104,7 @@ class Launcher:
     # run -----------------------------------------------------------------------------------
     def run(self) -> int:
         """Start, serve until a stop is requested, stop. Returns the process exit code."""
+        self._pin_to_cpu()
         self.app.identity = self.identity = make_identity()
         installed = (signals.install(self.tokens) if self._installs_handlers
                      else signals.InstalledHandlers())
@@ -118,6 +123,15 @@ class Launcher:
             return 0
         finally:
             installed.restore()
+
+    def _pin_to_cpu(self) -> None:
+        slot = lineage.slot()
+        cpu = planned_cpu(self.settings, slot)  # a refusal comes before anything starts
+        if cpu is not None:
+            # Built first, so a private redis-server it starts (development) is not pinned
+            # with the worker. Building starts no thread and fetches nothing.
+            self.app.broker  # noqa: B018
+            pin_process(cpu, self.settings, slot)
 
     def _start(self) -> bool:
         fetcher = self.app.hooks.make_fetcher(self.app, self.app.broker)
