@@ -1,15 +1,15 @@
 """Small immutable records: a plain class over ``__slots__``, equal, hashable, shown and
 pickled by its fields.
 
-The option, spec and catalog records of the plugins are created when their modules are
-imported, which happens at every process's first push. Creating a ``typing.NamedTuple``
-class costs about ten times a plain class (each field's annotation is compiled on its
-own, then ``collections.namedtuple`` compiles a ``__new__`` from source): 0.87 million
-instructions for four fields, against 0.08 million for this (``benchmarks/cold_start_steps.py``
-under cachegrind, ``docs/explanation/performance.md``), and eleven were created at each
-first push. A record here keeps what those records were used for: reading fields by
-name, value equality and hashing, a ``Name(field=value)`` repr, immutability, pickling.
-It is not a tuple: it cannot be indexed or unpacked.
+The classes of the plugins' option and spec records and of the plugin catalog are
+created when their modules are imported, which happens at every process's first push.
+Creating a ``typing.NamedTuple`` class costs about ten times a plain class (each field's
+annotation is compiled on its own, then ``collections.namedtuple`` compiles a ``__new__``
+from source): 0.87 million instructions for four fields, against 0.08 million for this
+(cachegrind; ``docs/explanation/performance.md``), and eleven were created at each first
+push. A record here keeps what those records were used for: reading fields by name,
+value equality and hashing, a ``Name(field=value)`` repr, immutability, pickling. It is
+not a tuple: it cannot be indexed or unpacked.
 """
 
 from __future__ import annotations
