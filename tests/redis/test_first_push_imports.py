@@ -47,6 +47,8 @@ NOT_ON_THE_PUSH_PATH = (
     "cogworker.redis.search",
     "cogworker.redis.stats_store",
     "cogworker.redis.pubsub",  # the wake-up subscription: a worker's
+    "cogworker.redis.quarantine",  # the wrong-type guard of pops and reads: a worker's
+    "cogworker.redis.globs",
     "cogworker.core.background_flush",  # the bookkeeping plugins' writer: a worker's
     "cogworker.core.outage",
     "cogworker.api",  # the readers (a workflow's group launch reads batches there)

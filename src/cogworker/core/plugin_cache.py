@@ -43,7 +43,8 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import NamedTuple
+
+from cogworker.core.value_record import ValueRecord
 
 CACHE_DIR_ENV = "COGWORKER_CACHE_DIR"
 DISABLED = "off"
@@ -60,15 +61,22 @@ Stamp = tuple[int, int]
 """(modification time in ns, size) of a file, (-1, -1) when it is missing."""
 
 
-class EntryPointRecord(NamedTuple):
+class EntryPointRecord(ValueRecord):
     """One entry point as the scan found it; ``folder`` is its distribution's metadata
-    folder (``*.dist-info``, ``*.egg-info``), None when it is not known."""
+    folder (``*.dist-info``, ``*.egg-info``), None when it is not known. Kept in the
+    cache file as the list of its values."""
 
+    _fields = ("name", "value", "distribution", "version", "folder")
+    __slots__ = _fields
     name: str
     value: str
     distribution: str
     version: str
     folder: str | None
+
+    def __init__(self, name: str, value: str, distribution: str, version: str,
+                 folder: str | None) -> None:
+        super().__init__(name, value, distribution, version, folder)
 
 
 def cached_scan(group: str, environ: Mapping[str, str] = os.environ) -> list[EntryPointRecord]:
@@ -99,7 +107,7 @@ def cached_scan(group: str, environ: Mapping[str, str] = os.environ) -> list[Ent
     newest = max((mtime for by_file in members.values() for mtime, _ in by_file), default=0)
     if newest < started - RACY_SECONDS * 1e9:
         scan_data = {"entries": entries, "members": members,
-                     "entry_points": [list(record) for record in records]}
+                     "entry_points": [list(record.values()) for record in records]}
         _write(path, key, scan_data, kept)
     return records
 

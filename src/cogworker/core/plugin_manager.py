@@ -3,21 +3,32 @@ module.
 
 Registering a plugin module (and adding the hookspecs) makes pluggy look up every name of
 the module with ``inspect.getattr_static``; most are imports and constants, and those
-look-ups were half of what a first push spent registering the default plugins. Here a name
-whose value in the module's ``__dict__`` is a function without the marker, or no function
-at all, is skipped at once (pluggy reads markers from functions and method wrappers only);
-any other name, and any plugin that is not a module, goes to pluggy's own look-up.
+look-ups were half of what a first push spent registering the default plugins. Here a
+module's name is answered from the module's ``__dict__`` when that settles it the way
+pluggy's look-up would:
+
+* a value that is no function and no method wrapper, or a function without the marker, is
+  no hook (pluggy reads markers from functions and method wrappers only);
+* a plain function carrying the marker is a hook with the options the marker holds (what
+  pluggy returns for a function found in a module: its marker attribute, if a dict).
+
+Any other name (a method wrapper, a name the module type itself defines) and any plugin
+that is not a module go to pluggy's own look-up.
 """
 
 from __future__ import annotations
 
 import types
+from typing import cast
 
 import pluggy
 
 from cogworker.core.markers import PROJECT_NAME
 
 _ABSENT = object()
+_UNSETTLED = object()
+# names the module type defines (``__dict__``, ``__class__`` ...): pluggy's look-up decides
+_MODULE_TYPE_NAMES = frozenset(dir(types.ModuleType))
 _METHOD_WRAPPERS = (staticmethod, classmethod, types.MethodType)
 
 
@@ -28,23 +39,32 @@ class PluginManager(pluggy.PluginManager):
         super().__init__(PROJECT_NAME)
 
     def parse_hookimpl_opts(self, plugin: object, name: str) -> pluggy.HookimplOpts | None:
-        if _plainly_unmarked(plugin, name, f"{PROJECT_NAME}_impl"):
-            return None
+        found = _marker_in_module(plugin, name, f"{PROJECT_NAME}_impl")
+        if found is not _UNSETTLED:
+            return cast("pluggy.HookimplOpts | None", found)
         return super().parse_hookimpl_opts(plugin, name)
 
     def parse_hookspec_opts(self, module_or_class: types.ModuleType | type,
                             name: str) -> pluggy.HookspecOpts | None:
-        if _plainly_unmarked(module_or_class, name, f"{PROJECT_NAME}_spec"):
-            return None
+        found = _marker_in_module(module_or_class, name, f"{PROJECT_NAME}_spec")
+        if found is not _UNSETTLED:
+            return cast("pluggy.HookspecOpts | None", found)
         return super().parse_hookspec_opts(module_or_class, name)
 
 
-def _plainly_unmarked(namespace: object, name: str, marker: str) -> bool:
-    """True when ``namespace`` is a module whose ``name`` cannot be a hook (pluggy reads
-    markers from functions and method wrappers only)."""
-    if not isinstance(namespace, types.ModuleType):
-        return False
+def _marker_in_module(namespace: object, name: str, marker: str) -> object:
+    """The options ``marker`` gives ``name`` of the module ``namespace`` (None: no hook),
+    or ``_UNSETTLED`` when only pluggy's own look-up can tell (see the module doc)."""
+    if type(namespace) is not types.ModuleType:
+        return _UNSETTLED
     value = vars(namespace).get(name, _ABSENT)
-    if isinstance(value, types.FunctionType):
-        return marker not in vars(value)
-    return value is not _ABSENT and not isinstance(value, _METHOD_WRAPPERS)
+    if value is _ABSENT or isinstance(value, _METHOD_WRAPPERS):
+        return _UNSETTLED
+    if not isinstance(value, types.FunctionType):
+        return None
+    options = vars(value).get(marker)
+    if options is None:
+        return None
+    if name in _MODULE_TYPE_NAMES:  # a function under a name the module type defines
+        return _UNSETTLED
+    return options if isinstance(options, dict) else None

@@ -22,7 +22,7 @@ import importlib
 import importlib.metadata
 import logging
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import NamedTuple, cast
+from typing import cast
 
 import pluggy
 
@@ -37,6 +37,7 @@ from cogworker.core.errors import (
 from cogworker.core.hook_dispatch import arm_addhooks, tracing_requested
 from cogworker.core.plugin_manager import PluginManager
 from cogworker.core.settings import DEACTIVATE_PREFIX, DEFAULT_PLUGINS, Settings
+from cogworker.core.value_record import ValueRecord
 
 logger = logging.getLogger(__name__)
 
@@ -50,20 +51,27 @@ LOCAL_DISTRIBUTION = "(local module)"
 FETCHER_HOOK = "cogworker_make_fetcher"
 
 
-class CatalogEntry(NamedTuple):
+class CatalogEntry(ValueRecord):
     """One plugin name and where it comes from; nothing is imported to build it.
 
     ``target`` is the entry point's value (``package.module`` or ``package.module:attr``)
     or, for a ``module.path:`` plugin, the dotted module path. ``folder`` is the
-    distribution's metadata folder (None for a ``module.path:`` plugin).
+    distribution's metadata folder (None for a ``module.path:`` plugin). A ValueRecord:
+    this module is imported at every first push.
     """
 
+    _fields = ("name", "target", "distribution", "version", "folder", "group")
+    __slots__ = _fields
     name: str
     target: str
     distribution: str
     version: str
-    folder: str | None = None
-    group: str = ENTRY_POINT_GROUP
+    folder: str | None
+    group: str
+
+    def __init__(self, name: str, target: str, distribution: str, version: str,
+                 folder: str | None = None, group: str = ENTRY_POINT_GROUP) -> None:
+        super().__init__(name, target, distribution, version, folder, group)
 
     @property
     def entry_point(self) -> importlib.metadata.EntryPoint | None:
@@ -118,14 +126,20 @@ class Catalog(Mapping[str, CatalogEntry]):
             raise PluginNotFoundError(name, self, close[0] if close else None) from None
 
 
-class PluginInfo(NamedTuple):
+class PluginInfo(ValueRecord):
     """One line of ``cogworker plugins``: ``hooks`` is empty for inactive plugins."""
 
+    _fields = ("name", "distribution", "version", "active", "hooks")
+    __slots__ = _fields
     name: str
     distribution: str
     version: str
     active: bool
     hooks: tuple[str, ...]
+
+    def __init__(self, name: str, distribution: str, version: str, active: bool,
+                 hooks: tuple[str, ...]) -> None:
+        super().__init__(name, distribution, version, active, hooks)
 
 
 def is_local_plugin(name: str) -> bool:

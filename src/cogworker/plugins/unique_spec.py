@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal
 
 from cogworker.core.errors import JobDefinitionError
 from cogworker.core.job import UNIQUE_MODES
 from cogworker.core.payload import DEFAULT_QUEUE, dumps
+from cogworker.core.value_record import ValueRecord
 from cogworker.plugins.unique_state import lock_ttl
 
 if TYPE_CHECKING:
@@ -58,20 +59,24 @@ def kind_of_lock(name: str) -> LockKind:
     return "push"
 
 
-class UniqueSpec(NamedTuple):
+class UniqueSpec(ValueRecord):
     """The lock rules of one unique job.
 
     ``mode`` is None for ``unique_for`` alone. ``ttl`` is the push (or window) lock's TTL:
     ``unique_for`` when given, else the plugin's ``lock_ttl`` (alias ``unique_lock_ttl``).
     ``capped`` means the TTL is the user's ``unique_for`` cap, so retries never extend it.
-    A NamedTuple: the class is made at every first push, where a dataclass costs more than
-    half a millisecond.
+    A ValueRecord: its module is imported at every first push.
     """
 
+    _fields = ("mode", "base_name", "ttl", "capped")
+    __slots__ = _fields
     mode: str | None
     base_name: str
     ttl: float
     capped: bool
+
+    def __init__(self, mode: str | None, base_name: str, ttl: float, capped: bool) -> None:
+        super().__init__(mode, base_name, ttl, capped)
 
     @property
     def push_lock(self) -> str | None:

@@ -13,10 +13,11 @@ import random
 import threading
 import time
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from cogworker.core.errors import BrokerUnavailableError, ConfigurationError
 from cogworker.core.settings import checked_like
+from cogworker.core.value_record import ValueRecord
 
 if TYPE_CHECKING:
     from cogworker.core.broker import LockStore
@@ -31,7 +32,7 @@ OPTION_NAMES = ("lock_ttl", "orphan_report_interval")
 LOCK_TTL_ALIAS = "unique_lock_ttl"
 
 
-class UniqueOptions(NamedTuple):
+class UniqueOptions(ValueRecord):
     """``plugin_options["unique"]``.
 
     ``orphan_report_interval``: seconds between two orphaned-lock reports of one process
@@ -39,7 +40,12 @@ class UniqueOptions(NamedTuple):
     checked here and read by :func:`lock_ttl`.
     """
 
-    orphan_report_interval: float = DEFAULT_ORPHAN_REPORT_INTERVAL
+    _fields = ("orphan_report_interval",)
+    __slots__ = _fields
+    orphan_report_interval: float
+
+    def __init__(self, orphan_report_interval: float = DEFAULT_ORPHAN_REPORT_INTERVAL) -> None:
+        super().__init__(orphan_report_interval)
 
     @classmethod
     def parse(cls, raw: Mapping[str, Any], source: str | None = None) -> UniqueOptions:
@@ -118,7 +124,8 @@ class OrphanReportClock:
     The random first time keeps a fleet that restarts together from scanning together.
     """
 
-    __slots__ = ("interval", "next_due", "running")
+    _fields = ("interval", "next_due", "running")
+    __slots__ = _fields
 
     def __init__(self, interval: float, next_due: float | None = None) -> None:
         self.interval = interval
@@ -144,7 +151,8 @@ class OrphanReportClock:
 class UniqueState:
     """Everything the plugin keeps for one app, in ``app.extras["unique"]``."""
 
-    __slots__ = ("deferred", "options", "orphan_clock")
+    _fields = ("deferred", "options", "orphan_clock")
+    __slots__ = _fields
 
     def __init__(self, options: UniqueOptions) -> None:
         self.options = options

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import Any
 
 from cogworker.core.broker.results import DEFAULT_RESULT_TTL
 from cogworker.core.errors import ConfigurationError
+from cogworker.core.value_record import ValueRecord
 
 PLUGIN_NAME = "workflows"
 OPTIONS_KEY = f"{PLUGIN_NAME}.options"
@@ -14,12 +15,17 @@ OPTIONS_KEY = f"{PLUGIN_NAME}.options"
 OPTION_NAMES = ("result_ttl",)
 
 
-class WorkflowOptions(NamedTuple):
+class WorkflowOptions(ValueRecord):
     """``plugin_options["workflows"]``: ``result_ttl``, seconds a workflow's step results
-    and its record live (renewed by every finished step). A NamedTuple: made at every
-    first push, where a dataclass costs six times more to create."""
+    and its record live (renewed by every finished step). A ValueRecord: its module is
+    imported at every first push."""
 
-    result_ttl: float = DEFAULT_RESULT_TTL
+    _fields = ("result_ttl",)
+    __slots__ = _fields
+    result_ttl: float
+
+    def __init__(self, result_ttl: float = DEFAULT_RESULT_TTL) -> None:
+        super().__init__(result_ttl)
 
     @classmethod
     def parse(cls, raw: Mapping[str, Any]) -> WorkflowOptions:

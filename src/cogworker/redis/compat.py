@@ -32,13 +32,14 @@ import importlib.metadata
 import logging
 import re
 import threading
-from typing import Any, NamedTuple
+from typing import Any
 
 import redis
 import redis.exceptions as rex
 import redis.utils
 
 from cogworker.core.errors import DependencyError
+from cogworker.core.value_record import ValueRecord
 
 logger = logging.getLogger(__name__)
 
@@ -63,13 +64,18 @@ _warned: set[str] = set()
 _warn_lock = threading.Lock()
 
 
-class RedisPy(NamedTuple):
-    """The installed redis-py, and the hiredis beside it (a NamedTuple: this module is on
-    the first push's path, where creating a dataclass costs half a millisecond)."""
+class RedisPy(ValueRecord):
+    """The installed redis-py, and the hiredis beside it (a ValueRecord: this module is on
+    the first push's path)."""
 
+    _fields = ("version", "hiredis", "hiredis_used")
+    __slots__ = _fields
     version: str
     hiredis: str | None  # the hiredis distribution's version, if installed
     hiredis_used: bool  # whether this redis-py parses with it (8.1 needs hiredis >= 3.2)
+
+    def __init__(self, version: str, hiredis: str | None, hiredis_used: bool) -> None:
+        super().__init__(version, hiredis, hiredis_used)
 
     @property
     def release(self) -> tuple[int, ...]:

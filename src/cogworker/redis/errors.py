@@ -36,14 +36,16 @@ from cogworker.core.errors import (
 
 _UNAVAILABLE_WORDS = ("READONLY", "LOADING", "MASTERDOWN", "TRYAGAIN", "BUSY", "MOVED", "ASK",
                       "CLUSTERDOWN")
+# The patterns are compiled by ``re`` at their first use (and kept in its cache), not when
+# this module is imported at every process's first push: only an error needs them.
 # The reply's own first word, or one quoted by a script or pipeline error ("…: -READONLY …",
 # "… caused error: READONLY …"); never a word that merely appears inside a payload.
-_UNAVAILABLE_RE = re.compile(rf"(?:^|: -?|\s-)({'|'.join(_UNAVAILABLE_WORDS)})(?:\s|$)")
-_UNKNOWN_COMMAND_RE = re.compile(r"unknown (?:redis )?command", re.IGNORECASE)
+_UNAVAILABLE_PATTERN = rf"(?:^|: -?|\s-)({'|'.join(_UNAVAILABLE_WORDS)})(?:\s|$)"
+_UNKNOWN_COMMAND_PATTERN = r"unknown (?:redis )?command"  # matched ignoring case
 # NOPERM replies; inside a script Redis 6.2 words it "The user executing the script can't …"
 # OOM from inside a script: "Error running script (…): @user_script:53: … -OOM command …"
-_OUT_OF_MEMORY_RE = re.compile(r"(?:: -?|\s-)OOM command not allowed")
-_NO_PERMISSION_RE = re.compile(r"NOPERM|no permissions to|user executing the script can't")
+_OUT_OF_MEMORY_PATTERN = r"(?:: -?|\s-)OOM command not allowed"
+_NO_PERMISSION_PATTERN = r"NOPERM|no permissions to|user executing the script can't"
 ACL_ADVICE = ("the Redis user's ACL does not allow it: give the user cogworker's keys and "
               "channels, e.g. ACL SETUSER <user> ~cogworker:* ~periodic:* resetchannels "
               "&cogworker:* +@all -@dangerous (another namespace NS: ~NS:* &NS:*); see the "
@@ -62,24 +64,25 @@ def is_unavailable(exc: BaseException) -> bool:
     if isinstance(exc, rex.ResponseError):
         text = str(exc)
         first = text.split(" ", 1)[0]
-        return first in _UNAVAILABLE_WORDS or bool(_UNAVAILABLE_RE.search(text))
+        return first in _UNAVAILABLE_WORDS or bool(re.search(_UNAVAILABLE_PATTERN, text))
     return False
 
 
 def is_unknown_command(exc: BaseException) -> bool:
-    return isinstance(exc, rex.ResponseError) and bool(_UNKNOWN_COMMAND_RE.search(str(exc)))
+    return isinstance(exc, rex.ResponseError) and bool(
+        re.search(_UNKNOWN_COMMAND_PATTERN, str(exc), re.IGNORECASE))
 
 
 def is_out_of_memory(exc: BaseException) -> bool:
     """Whether Redis refused a write because it is full (``maxmemory``, noeviction)."""
     return isinstance(exc, rex.OutOfMemoryError) or (
-        isinstance(exc, rex.ResponseError) and bool(_OUT_OF_MEMORY_RE.search(str(exc))))
+        isinstance(exc, rex.ResponseError) and bool(re.search(_OUT_OF_MEMORY_PATTERN, str(exc))))
 
 
 def is_no_permission(exc: BaseException) -> bool:
     """Whether a Redis exception is an ACL refusal."""
     return isinstance(exc, rex.NoPermissionError) or (
-        isinstance(exc, rex.ResponseError) and bool(_NO_PERMISSION_RE.search(str(exc))))
+        isinstance(exc, rex.ResponseError) and bool(re.search(_NO_PERMISSION_PATTERN, str(exc))))
 
 
 def translate(exc: rex.RedisError) -> BrokerError:

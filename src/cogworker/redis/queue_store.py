@@ -10,9 +10,10 @@ one MULTI. A pop that meets a key of the wrong type quarantines it
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import redis
 
@@ -21,9 +22,11 @@ from cogworker.core.settings import DEFAULT_PUSH_BUSY_WAIT
 from cogworker.redis.errors import translate_errors
 from cogworker.redis.keys import KeySchema
 from cogworker.redis.push import Pusher
-from cogworker.redis.quarantine import KeyGuard
 from cogworker.redis.replies import text, wire
 from cogworker.redis.scripts import Scripts
+
+if TYPE_CHECKING:
+    from cogworker.redis.quarantine import KeyGuard
 
 LUA_PACKAGE = "cogworker.redis"
 
@@ -50,8 +53,15 @@ class RedisQueueStore:
         self._client = client
         self._keys = keys
         self._scripts = scripts
-        self._guard = KeyGuard(client, keys, scripts)
         self.pusher = Pusher(client, keys, scripts, busy_wait=push_busy_wait)
+
+    @functools.cached_property
+    def _guard(self) -> KeyGuard:
+        """The wrong-type guard of the pops and reads, made at the first (a push needs
+        none: a process that only pushes never imports the quarantine's module)."""
+        from cogworker.redis.quarantine import KeyGuard
+
+        return KeyGuard(self._client, self._keys, self._scripts)
 
     # pushing ---------------------------------------------------------------------------
     def store(self, immediate: Sequence[tuple[str, str]],

@@ -13,7 +13,7 @@ logger = logging.getLogger(__name__)
 
 UNKNOWN_VERSION = (99,)
 """What an unreadable version counts as: a modern server."""
-_VERSION_RE = re.compile(r"^\s*(\d+)(?:\.(\d+))?(?:\.(\d+))?")
+_VERSION_PATTERN = r"^\s*(\d+)(?:\.(\d+))?(?:\.(\d+))?"  # compiled (and cached) by re at first use
 
 
 class ServerVersion:
@@ -27,7 +27,7 @@ class ServerVersion:
         Redis errors are translated (``BrokerUnavailableError``, ``BrokerError``)."""
         with translate_errors():
             info = self._client.info("server")
-        match = _VERSION_RE.match(str(info.get("redis_version", "")))
+        match = re.match(_VERSION_PATTERN, str(info.get("redis_version", "")))
         if match is None:
             logger.warning("unreadable Redis version %r; assuming a modern server",
                            info.get("redis_version"))

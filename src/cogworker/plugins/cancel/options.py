@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any, Final, NamedTuple
+from typing import Any, Final
 
 from cogworker.core.errors import ConfigurationError
+from cogworker.core.value_record import ValueRecord
 
 PLUGIN_NAME: Final = "cancel"
 DEFAULT_TTL: Final = 24 * 3600.0
@@ -29,13 +30,19 @@ def _seconds(raw: Mapping[str, Any], name: str, default: float, what: str) -> fl
     return float(value)
 
 
-class CancelOptions(NamedTuple):
+class CancelOptions(ValueRecord):
     """``plugin_options["cancel"]``: ``ttl`` (seconds a cancellation is kept) and
-    ``refresh_interval`` (seconds between a worker's re-reads of them). A NamedTuple: it
-    is made at every first push, where a dataclass costs six times more to create."""
+    ``refresh_interval`` (seconds between a worker's re-reads of them). A ValueRecord: its
+    module is imported at every first push."""
 
-    ttl: float = DEFAULT_TTL
-    refresh_interval: float = DEFAULT_REFRESH_INTERVAL
+    _fields = ("ttl", "refresh_interval")
+    __slots__ = _fields
+    ttl: float
+    refresh_interval: float
+
+    def __init__(self, ttl: float = DEFAULT_TTL,
+                 refresh_interval: float = DEFAULT_REFRESH_INTERVAL) -> None:
+        super().__init__(ttl, refresh_interval)
 
     @classmethod
     def parse(cls, raw: Mapping[str, Any]) -> CancelOptions:

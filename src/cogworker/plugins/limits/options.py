@@ -4,32 +4,43 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any, Final, NamedTuple
+from typing import Any, Final
 
 from cogworker.core.errors import ConfigurationError, OverLimit
+from cogworker.core.value_record import ValueRecord
 
 PLUGIN_NAME: Final = "limits"
 RESCHEDULES_FIELD: Final = OverLimit.RESCHEDULES_FIELD
 """The payload field counting a job's over-limit reschedules (not retries)."""
 
 
-class LimitsOptions(NamedTuple):
+class LimitsOptions(ValueRecord):
     """The plugin's options, checked at start-up (see ``docs/reference/settings.md``). A
-    NamedTuple: made at every first push, where a dataclass costs six times more."""
+    ValueRecord: its module is imported at every first push.
 
-    lease: float = 60.0
-    """Seconds a concurrency slot lives between two renewals, unless the limiter says."""
-    max_reschedules: int = 100
-    """Over-limit reschedules a job may have; the next over-limit is a failure (retried
-    like any other, its count starting again)."""
-    backoff: float = 0.5
-    """Seconds before the first reschedule of a job when its limiter cannot estimate when
-    room frees (a full concurrent limiter); doubled each reschedule after."""
-    max_backoff: float = 10.0
-    """The longest wait before a reschedule (the estimate or back-off is capped here)."""
-    jitter: float = 0.5
-    """Each wait is stretched by a random fraction up to this, so rescheduled jobs do not
-    all come back at once."""
+    * ``lease``: seconds a concurrency slot lives between two renewals, unless the limiter
+      says;
+    * ``max_reschedules``: over-limit reschedules a job may have; the next over-limit is a
+      failure (retried like any other, its count starting again);
+    * ``backoff``: seconds before the first reschedule of a job when its limiter cannot
+      estimate when room frees (a full concurrent limiter); doubled each reschedule after;
+    * ``max_backoff``: the longest wait before a reschedule (the estimate or back-off is
+      capped here);
+    * ``jitter``: each wait is stretched by a random fraction up to this, so rescheduled
+      jobs do not all come back at once.
+    """
+
+    _fields = ("lease", "max_reschedules", "backoff", "max_backoff", "jitter")
+    __slots__ = _fields
+    lease: float
+    max_reschedules: int
+    backoff: float
+    max_backoff: float
+    jitter: float
+
+    def __init__(self, lease: float = 60.0, max_reschedules: int = 100, backoff: float = 0.5,
+                 max_backoff: float = 10.0, jitter: float = 0.5) -> None:
+        super().__init__(lease, max_reschedules, backoff, max_backoff, jitter)
 
     @classmethod
     def parse(cls, raw: Mapping[str, Any], source: str | None = None) -> LimitsOptions:

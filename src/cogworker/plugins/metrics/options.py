@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final, NamedTuple
+from typing import Any, Final
 
 from cogworker.core.errors import ConfigurationError
+from cogworker.core.value_record import ValueRecord
 
 PLUGIN_NAME: Final = "metrics"
 
@@ -16,7 +17,7 @@ DEFAULT_MAX_SERIES: Final = 100
 DEFAULT_MAX_QUEUES: Final = 100
 
 
-class MetricsOptions(NamedTuple):
+class MetricsOptions(ValueRecord):
     """``plugin_options.metrics``.
 
     ``minute_retention`` / ``hour_retention``: seconds a minute's / an hour's figures are
@@ -24,15 +25,26 @@ class MetricsOptions(NamedTuple):
     longer ones hour by hour. ``flush_interval``: seconds between two writes of a process's
     gathered figures. ``max_series``: (class, queue) series the exporter shows one by one,
     and the most ``cogworker metrics`` lists, the rest summed as ``other``;
-    ``max_queues``: the same for the exporter's queue gauges. A NamedTuple: made at every
-    first push, where a dataclass costs six times more to create.
+    ``max_queues``: the same for the exporter's queue gauges. A ValueRecord: its module is
+    imported at every first push.
     """
 
-    minute_retention: int = DEFAULT_MINUTE_RETENTION
-    hour_retention: int = DEFAULT_HOUR_RETENTION
-    flush_interval: float = DEFAULT_FLUSH_INTERVAL
-    max_series: int = DEFAULT_MAX_SERIES
-    max_queues: int = DEFAULT_MAX_QUEUES
+    _fields = ("minute_retention", "hour_retention", "flush_interval", "max_series",
+                 "max_queues")
+    __slots__ = _fields
+    minute_retention: int
+    hour_retention: int
+    flush_interval: float
+    max_series: int
+    max_queues: int
+
+    def __init__(self, minute_retention: int = DEFAULT_MINUTE_RETENTION,
+                 hour_retention: int = DEFAULT_HOUR_RETENTION,
+                 flush_interval: float = DEFAULT_FLUSH_INTERVAL,
+                 max_series: int = DEFAULT_MAX_SERIES,
+                 max_queues: int = DEFAULT_MAX_QUEUES) -> None:
+        super().__init__(minute_retention, hour_retention, flush_interval, max_series,
+                         max_queues)
 
     @classmethod
     def parse(cls, raw: Mapping[str, Any], source: str | None = None) -> MetricsOptions:
