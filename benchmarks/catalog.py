@@ -149,6 +149,12 @@ not in the default selection; name them in ``--systems``."""
 ALL_SYSTEMS: dict[str, System] = {**SYSTEMS, **PINNED}
 
 
+def is_peer(name: str, pinned: bool = False) -> bool:
+    """Whether system ``name`` is a peer (not cogworker), at its defaults or (``pinned``)
+    pinned to one CPU: targets compare cogworker with the peers at their defaults."""
+    return not name.startswith("cogworker") and name.endswith(PINNED_SUFFIX) == pinned
+
+
 def select_systems(text: str) -> list[System]:
     """The systems named in a comma-separated list; ValueError naming the unknown ones."""
     names = [name.strip() for name in text.split(",") if name.strip()]

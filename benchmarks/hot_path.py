@@ -25,11 +25,12 @@ from __future__ import annotations
 import argparse
 import os
 import pstats
+import resource
 import statistics
 import subprocess
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from benchmarks.context import machine_line
@@ -38,10 +39,8 @@ from benchmarks.systems.cogworker_app import PLUGINS_ENV
 
 APP = "benchmarks.systems.cogworker_app:app"
 TOOLS = ("cpu", "cachegrind", "callgrind", "cprofile")
-SYSTEM_SECONDS: list[float] = []
-"""The system CPU seconds of every worker run so far, in order."""
-SWITCHES: list[int] = []
-"""The context switches (voluntary and not) of every worker run so far, in order."""
+USAGES: list[resource.struct_rusage] = []
+"""What every worker run so far used (``wait4``'s rusage), in order: empty, full, empty..."""
 
 
 def worker_argv(python: str, plugins: Sequence[str], logging: str,
@@ -61,7 +60,7 @@ def queue_jobs(python: str, env: dict[str, str], count: int, job: str) -> None:
 
 def run_worker(argv: list[str], env: dict[str, str], log: Path) -> float:
     """Run ``argv`` to its end; the CPU seconds it used (user + system; the system part
-    is also added to :data:`SYSTEM_SECONDS`)."""
+    all it used is also added to :data:`USAGES`)."""
     with log.open("ab") as out:
         process = subprocess.Popen(argv, env=env, stdout=out, stderr=out,
                                    cwd=repository_root())
@@ -70,8 +69,7 @@ def run_worker(argv: list[str], env: dict[str, str], log: Path) -> float:
     if process.returncode != 0:
         tail = "\n".join(log.read_text(errors="replace").splitlines()[-15:])
         raise SystemExit(f"the worker exited {process.returncode}:\n{tail}")
-    SYSTEM_SECONDS.append(usage.ru_stime)
-    SWITCHES.append(usage.ru_nvcsw + usage.ru_nivcsw)
+    USAGES.append(usage)
     return usage.ru_utime + usage.ru_stime
 
 
@@ -141,6 +139,13 @@ def _parse(argv: Sequence[str]) -> argparse.Namespace:
     return options
 
 
+def _per_job(figure: Callable[[resource.struct_rusage], float],
+             options: argparse.Namespace) -> list[float]:
+    """``figure`` of each full run less that of the empty run before it, per job."""
+    return [(figure(USAGES[2 * run + 1]) - figure(USAGES[2 * run])) / options.n
+            for run in range(options.runs)]
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     options = _parse(sys.argv[1:] if argv is None else argv)
     counts = options.tool in ("cachegrind", "callgrind")
@@ -157,8 +162,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                 print(f"run {run + 1}: {full[-1] * scale:,.0f} with {options.n} jobs, "
                       f"{empty[-1] * scale:,.0f} with none", file=sys.stderr)
     per_job = [(f - e) * scale / options.n for f, e in zip(full, empty, strict=True)]
-    system = [(SYSTEM_SECONDS[2 * run + 1] - SYSTEM_SECONDS[2 * run]) * 1e6 / options.n
-              for run in range(options.runs)]
+    system = _per_job(lambda usage: usage.ru_stime * 1e6, options)
     print(f"{machine_line()}")
     print(f"hot path: job={options.job} logging={options.logging} "
           f"plugins={','.join(options.plugins) or '(defaults)'} n={options.n} "
@@ -166,8 +170,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     print(f"{unit} per job: median {statistics.median(per_job):,.1f} "
           f"[{min(per_job):,.1f}-{max(per_job):,.1f}]")
     if options.tool == "cpu":
-        switches = [(SWITCHES[2 * run + 1] - SWITCHES[2 * run]) / options.n
-                    for run in range(options.runs)]
+        switches = _per_job(lambda usage: usage.ru_nvcsw + usage.ru_nivcsw, options)
         print(f"of which system CPU µs per job: median {statistics.median(system):,.1f}")
         print(f"context switches per job: median {statistics.median(switches):,.1f} "
               f"[{min(switches):,.1f}-{max(switches):,.1f}]")

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from benchmarks import report
-from benchmarks.catalog import BASELINE, JOB_KINDS, LOGGING_MODES, PINNED_SUFFIX
+from benchmarks.catalog import BASELINE, JOB_KINDS, LOGGING_MODES, PINNED_SUFFIX, is_peer
 from benchmarks.matrix_results import CellKey, Matrix
 from benchmarks.report import Metric, SystemRuns, fixed, format_values, rate_text
 
@@ -48,8 +48,7 @@ def _cell(matrix: Matrix, section: str, system: str, job: str, logging: str,
 def fastest_peer(rows: Rows, pinned: bool = False) -> SystemRuns | None:
     """The peer (not cogworker) with the highest median steady processing rate, among the
     peers at their defaults or (``pinned``) among those pinned to one CPU."""
-    peers = [entry for _, entry in rows if not entry.system.name.startswith("cogworker")
-             and entry.system.name.endswith(PINNED_SUFFIX) == pinned
+    peers = [entry for _, entry in rows if is_peer(entry.system.name, pinned)
              and entry.median("process_steady") is not None]
     return max(peers, key=lambda entry: entry.median("process_steady") or 0.0, default=None)
 
@@ -248,12 +247,23 @@ def _verdict(met: bool) -> str:
     return "met" if met else "NOT met"
 
 
-def _relative(rows: Rows, label: str, factor: float) -> str:
-    base = next((entry for key, entry in rows if key.system == BASELINE), None)
-    peer = fastest_peer(rows)
+def _rates(rows: Rows, system: str,
+           pinned: bool) -> tuple[float, float, SystemRuns] | None:
+    """``system``'s median rate, the fastest (pinned or unpinned) peer's, and that peer;
+    None when either was not measured."""
+    base = next((entry for key, entry in rows if key.system == system), None)
+    peer = fastest_peer(rows, pinned)
     value, best = _median(base, "process_steady"), _median(peer, "process_steady")
     if value is None or best is None or peer is None:
+        return None
+    return value, best, peer
+
+
+def _relative(rows: Rows, label: str, factor: float) -> str:
+    rates = _rates(rows, BASELINE, pinned=False)
+    if rates is None:
         return f"- {label}: not measured against a peer"
+    value, best, peer = rates
     return (f"- {label}: {value:,.0f} jobs/s = {value / best:.2f}x the fastest peer "
             f"({peer.system.name}, {best:,.0f}) (target ≥ {factor:g}x): "
             f"{_verdict(value / best >= factor)}")
@@ -261,12 +271,10 @@ def _relative(rows: Rows, label: str, factor: float) -> str:
 
 def _pinned_comparison(rows: Rows) -> list[str]:
     """Not a target: cogworker pinned to one CPU against the peers pinned the same way."""
-    base = next((entry for key, entry in rows if key.system == "cogworker" + PINNED_SUFFIX),
-                None)
-    peer = fastest_peer(rows, pinned=True)
-    value, best = _median(base, "process_steady"), _median(peer, "process_steady")
-    if value is None or best is None or peer is None:
+    rates = _rates(rows, "cogworker" + PINNED_SUFFIX, pinned=True)
+    if rates is None:
         return []
+    value, best, peer = rates
     return [f"- (each pinned to one CPU, round-trip job, as shipped: cogworker-pinned "
             f"{value:,.0f} jobs/s = {value / best:.2f}x {peer.system.name}, {best:,.0f})"]
 

@@ -7,7 +7,7 @@ import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from benchmarks.catalog import PINNED_SUFFIX, System
+from benchmarks.catalog import System, is_peer
 
 
 @dataclass(frozen=True)
@@ -130,8 +130,7 @@ def render_targets(runs: Sequence[SystemRuns], baseline: str) -> str:
     base = next((r for r in runs if r.system.name == baseline), None)
     if base is None:
         return f"(no targets: {baseline} was not measured)"
-    peers = [r for r in runs if not r.system.name.startswith("cogworker")
-             and not r.system.name.endswith(PINNED_SUFFIX)]  # the peers at their defaults
+    peers = [r for r in runs if is_peer(r.system.name)]
     lines = []
     for key, label, factor in (("process_total", "processing", 3.0),
                                ("enqueue_each", "single enqueue", 1.2)):

@@ -13,8 +13,9 @@ CPUs the process may run on, in ascending order) or a CPU list such as ``"0,2"``
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import dataclass
 from typing import Final
+
+from cogworker.core.value_record import ValueRecord
 
 OFF: Final = "off"
 AUTO: Final = "auto"
@@ -29,13 +30,17 @@ class CpuListError(ValueError):
     """A ``cpu_affinity`` value that is not ``off``, ``auto`` or a valid CPU list."""
 
 
-@dataclass(frozen=True, slots=True)
-class CpuAffinity:
-    """A parsed ``cpu_affinity``: off, auto (``cpus`` empty) or the listed CPUs."""
+class CpuAffinity(ValueRecord):
+    """A parsed ``cpu_affinity``: off, auto (``cpus`` empty) or the listed CPUs in the
+    order written. A ValueRecord: the settings import this module with every process."""
 
+    _fields = ("enabled", "cpus")
+    __slots__ = _fields
     enabled: bool
-    cpus: tuple[int, ...] = ()
-    """The listed CPUs in the order written; empty for off and for auto."""
+    cpus: tuple[int, ...]
+
+    def __init__(self, enabled: bool, cpus: tuple[int, ...] = ()) -> None:
+        super().__init__(enabled, cpus)
 
 
 def parse(value: str) -> CpuAffinity:

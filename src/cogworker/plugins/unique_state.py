@@ -124,8 +124,7 @@ class OrphanReportClock:
     The random first time keeps a fleet that restarts together from scanning together.
     """
 
-    _fields = ("interval", "next_due", "running")
-    __slots__ = _fields
+    __slots__ = ("interval", "next_due", "running")
 
     def __init__(self, interval: float, next_due: float | None = None) -> None:
         self.interval = interval
@@ -151,8 +150,7 @@ class OrphanReportClock:
 class UniqueState:
     """Everything the plugin keeps for one app, in ``app.extras["unique"]``."""
 
-    _fields = ("deferred", "options", "orphan_clock")
-    __slots__ = _fields
+    __slots__ = ("deferred", "options", "orphan_clock")
 
     def __init__(self, options: UniqueOptions) -> None:
         self.options = options

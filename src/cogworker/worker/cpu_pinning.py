@@ -45,8 +45,7 @@ def planned_cpu(settings: Settings, slot: int,
     affinity = cpu_affinity.parse(settings.cpu_affinity)
     if not affinity.enabled:
         return None
-    source = settings.source_of(SETTING)
-    source_name = None if source == "default" else source
+    source_name = settings.sources.get(SETTING)  # None: the default
     if not (hasattr(os, "sched_setaffinity") and hasattr(os, "sched_getaffinity")):
         raise ConfigurationError(
             SETTING, settings.cpu_affinity,
