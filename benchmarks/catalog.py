@@ -121,6 +121,7 @@ SYSTEMS: dict[str, System] = {
 }
 BASELINE = "cogworker-reliable"
 PINNED_SUFFIX = "-pinned"
+PINNED_COGWORKER = "cogworker" + PINNED_SUFFIX
 
 
 def _pinned(peer: WorkerArgs) -> WorkerArgs:
@@ -134,7 +135,7 @@ def _pinned(peer: WorkerArgs) -> WorkerArgs:
 PINNED: dict[str, System] = {
     system.name: system
     for system in (
-        System("cogworker-pinned", "cogworker", "reliable fetch, 10 threads, "
+        System(PINNED_COGWORKER, "cogworker", "reliable fetch, 10 threads, "
                "--cpu-affinity auto (CPU 0)", "benchmarks.systems.cogworker_app",
                _cogworker("--cpu-affinity", "auto"), bulk=True, logging=_COGWORKER_LOGGING),
         System("dramatiq-pinned", "dramatiq", "1 process, 8 threads, taskset -c 0",

@@ -5,7 +5,8 @@ Sections, all against one private Redis (the last one behind the delay proxy):
 * processing: every system x job (one Redis round trip / no-op) x logging (as shipped /
   quiet), one worker process, N jobs queued beforehand; the no-op quiet cells also take
   today's columns (enqueue, bulk enqueue, pickup latency);
-* scaling: cogworker (reliable fetch) with two worker processes against one, round-trip job;
+* scaling: cogworker (reliable fetch) with two worker processes against one, round-trip job,
+  and cogworker-pinned (``-P 2``, each child on a CPU of its own) where it is selected;
 * memory: cogworker's RSS every tenth of a long run (round-trip job, as-shipped logging);
 * cold start: the first enqueue in a fresh process, per library;
 * behind the delay: the round-trip job with as-shipped logging, every system.
@@ -34,6 +35,7 @@ from benchmarks.catalog import (
     JOB_KINDS,
     LOGGING_MODES,
     PINNED,
+    PINNED_COGWORKER,
     SYSTEMS,
     select_systems,
 )
@@ -122,12 +124,16 @@ def processing_cells(options: argparse.Namespace, work_dir: Path) -> list[Cell]:
 
 
 def scaling_cells(options: argparse.Namespace, work_dir: Path, supervisor: bool) -> list[Cell]:
-    if all(system.name != BASELINE for system in options.selected):
-        return []
-    return [(CellKey("scaling", BASELINE, "incr", logging, workers),
+    """One process against two, for cogworker-reliable and (with a supervisor, which hands
+    each child a CPU of its own; separately started pinned processes would share CPU 0)
+    cogworker-pinned, where they are selected."""
+    scaled = [name for name in (BASELINE, PINNED_COGWORKER)
+              if any(system.name == name for system in options.selected)
+              and (name == BASELINE or supervisor)]
+    return [(CellKey("scaling", name, "incr", logging, workers),
              _plan(options, work_dir, "incr", logging, workers=workers,
                    supervisor=supervisor and workers > 1))
-            for logging in LOGGING_MODES for workers in (1, 2)]
+            for name in scaled for logging in LOGGING_MODES for workers in (1, 2)]
 
 
 def memory_cells(options: argparse.Namespace, work_dir: Path) -> list[Cell]:

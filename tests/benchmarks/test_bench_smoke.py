@@ -149,9 +149,10 @@ def test_matrix_runs_every_section_for_one_system(redis_server_binary: str,
     lines_shipped = _table_after(done.stdout, MATRIX_PROCESSING_TABLES[0])[1][6]
     assert float(lines_shipped) > 0, "logging as shipped wrote no per-job lines"
     scaling = _table_after(done.stdout, "### Scaling")
-    assert [row[:2] for row in scaling[1:]] == [
-        ["default", "1"], ["default", "2"], ["quiet", "1"], ["quiet", "2"]]
-    assert scaling[2][3].startswith("x"), scaling  # the 2-process ratio
+    assert [row[:3] for row in scaling[1:]] == [
+        ["cogworker-reliable", logging, workers]
+        for logging in ("default", "quiet") for workers in ("1", "2")]
+    assert scaling[2][4].startswith("x"), scaling  # the 2-process ratio
     memory = _table_after(done.stdout, "### Memory")
     assert memory[0][1:] == [f"{count:,}" for count in range(50, 501, 50)]
     assert len(memory[1]) == 11 and memory[1][0] == "RSS (MiB)"
@@ -166,6 +167,21 @@ def test_matrix_runs_every_section_for_one_system(redis_server_binary: str,
     assert sections == ["delay", "memory"] + ["processing"] * 4 + ["scaling"] * 4
     assert all(not cell["errors"] for cell in figures["cells"])
     assert set(figures["cold_start_seconds"]) == {"cogworker"}
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(180)
+def test_matrix_scales_the_pinned_worker_under_the_supervisor(redis_server_binary: str,
+                                                              tmp_path: Path) -> None:
+    done = _run_matrix("--systems", "cogworker-pinned", "--sections", "scaling", "--n", "200",
+                       "--runs", "1", "--timeout", "60", "--json", str(tmp_path / "m.json"))
+    assert done.returncode == 0, done.stdout + done.stderr
+    scaling = _table_after(done.stdout, "### Scaling")
+    assert [row[:3] for row in scaling[1:]] == [
+        ["cogworker-pinned", logging, workers]
+        for logging in ("default", "quiet") for workers in ("1", "2")]
+    assert "2 processes = one `cogworker run -P 2`" in done.stdout
+    assert "- (cogworker-pinned, -P 2 against one pinned process: " in done.stdout
 
 
 @pytest.mark.parametrize(("options", "message"), [
