@@ -129,11 +129,15 @@ def test_replies_that_always_come_late_stop_the_busy_wait(
     pair: tuple[socket.socket, socket.socket],
 ) -> None:
     line, budget = wired(pair)
-    for _ in range(6):
+    # Six late replies in a row stop it. A reply can still count as prompt when this
+    # thread is descheduled for the whole delay (a loaded machine), so up to 30 may be sent.
+    for _ in range(30):
         thread = answer_later(pair[1], b":1\r\n", 0.005)  # 100 times the busy-wait
         assert line.receive() == b":1\r\n"
         thread.join()
-    assert budget.deadline() is None
+        if budget.deadline() is None:
+            break
+    assert budget.deadline() is None, f"still busy-waiting: slow share {budget.slow_share}"
 
 
 def test_without_a_reply_within_the_socket_timeout_the_wait_raises(
