@@ -40,12 +40,12 @@ def test_ttin_dumps_the_running_jobs_stack_and_tstp_lets_it_finish_but_fetches_n
 
     worker.signal(signal.SIGTTIN)
     worker.wait_for_output("thread dump:", 10)
-    # The dump shows where the running job is (in the app module's perform, sleeping).
-    wait_until(lambda: "time.sleep(seconds)" in worker.output(), 10, worker.output)
-    log = worker.output()
-    assert "thread cogworker-processor-" in log
-    assert "jobapp.py" in log
-    assert "thread cogworker-heartbeat" in log
+    # The dump shows where the running job is (in the app module's perform, sleeping),
+    # and every thread: the lines are logged one thread at a time, in no set order, so
+    # the test waits for the whole dump rather than reading it once the job's is there.
+    expected = ("time.sleep(seconds)", "thread cogworker-processor-", "jobapp.py",
+                "thread cogworker-heartbeat")
+    wait_until(lambda: all(text in worker.output() for text in expected), 10, worker.output)
 
     worker.signal(signal.SIGTSTP)
     worker.wait_for_output(f"Received quiet signal, identity={identity}", 10)
