@@ -284,3 +284,34 @@ def test_the_run_script_parses_and_each_subcommand_names_a_benchmark_module() ->
     assert len(modules) >= 8
     for module in modules:
         assert importlib.util.find_spec(module) is not None, module
+
+
+@pytest.mark.slow
+def test_the_memory_probe_prints_a_row_per_probe_and_the_lines_that_grew(
+    redis_server_binary: str,
+) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks.memory_probe", "--n", "600", "--checkpoints", "3",
+         "--tracemalloc"],
+        cwd=ROOT, capture_output=True, text=True, timeout=110, check=False,
+        env={**os.environ, "COGWORKER_REDIS_SERVER": redis_server_binary},
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+    header, *rows = _table_rows(done.stdout)
+    assert header[:3] == ["jobs queued before the probe", "RSS (MiB)", "GC-tracked objects"]
+    assert "tracemalloc traced (MiB)" in header
+    assert [row[0] for row in rows] == ["200", "400", "600"]
+    assert all(float(row[1]) > 10 for row in rows)  # a worker's RSS, in MiB
+    assert "From the first probe to the last: RSS (MiB) " in done.stdout
+    assert ("Source lines whose traced memory grew most" in done.stdout
+            or "No source line's traced memory grew." in done.stdout)
+
+
+@pytest.mark.parametrize("options", [("--checkpoints", "1"), ("--n", "5", "--checkpoints", "6"),
+                                     ("--frames", "0")])
+def test_the_memory_probe_rejects_bad_options_with_usage_error(options: tuple[str, ...]) -> None:
+    done = subprocess.run([sys.executable, "-m", "benchmarks.memory_probe", *options],
+                          cwd=ROOT, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 2
+    assert "usage:" in done.stderr
