@@ -217,6 +217,10 @@ def test_threads_pushing_at_once_each_store_every_job_once(
     assert len(redis_client.client_list()) - clients_before <= threads
 
 
+# It forks a process with threads on purpose, as a user's pre-fork server does; the child
+# only pushes and leaves (Python 3.12+ warns about any such fork).
+@pytest.mark.filterwarnings("ignore:This process .* is multi-threaded, use of fork:"
+                            "DeprecationWarning")
 def test_a_forked_child_pushes_on_its_own_connection(
     broker: RedisBroker, keys: KeySchema, redis_client: redis.Redis
 ) -> None:
