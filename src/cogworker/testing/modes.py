@@ -7,6 +7,10 @@ Modes (per app, shared by every thread, as the original's module-level mode):
 * ``inline``: a push runs the job at once in the caller's thread through the real server
   middleware chain; its exception reaches the caller; delays are ignored.
 
+A push the memory broker makes itself, a batch's callback, is handled as the mode handles
+a push: recorded in fake mode, run in inline mode once the job whose outcome fired it has
+finished (at once when a batch's seal fired it).
+
 Both fake and inline take over only the last step of a push, so the unique-lock hook and
 the client middleware run, and the payload is serialized exactly as a real push would
 serialize it (a non-JSON argument fails the same way). While either is in force the app's
@@ -95,6 +99,7 @@ class Testing:
         self._memory = MemoryBroker(clock=self.clock.now)
         self._runner = CallerThreadRunner(app)
         self._fake = FakeRuns(app, self.recorded, self._runner)
+        self._inline_runs = threading.local()  # depth, and callbacks due once it is 0
 
     # modes ---------------------------------------------------------------------------------
     @property
@@ -129,6 +134,7 @@ class Testing:
                 self._saved = (app._broker, app.dispatch_override)
                 app.use_broker(self._memory)
                 app.dispatch_override = self._dispatch
+                self._memory.state.route_broker_pushes = self._broker_pushed
             elif mode == "disabled":
                 broker, override = self._saved
                 if broker is None:
@@ -137,6 +143,7 @@ class Testing:
                     app.use_broker(broker)
                 app.dispatch_override = override
                 self._saved = (None, None)
+                self._memory.state.route_broker_pushes = None
                 self._memory.clear_locks()
             self._mode = mode
 
@@ -152,12 +159,43 @@ class Testing:
             self.recorded.add(stored)
         return str(job["jid"])
 
+    def _broker_pushed(self, queue: str, raw: str) -> None:
+        """A push the memory broker made itself (a batch's callback): recorded in fake
+        mode; in inline mode run in the caller's thread, once the job whose outcome fired
+        it has finished (at once when a batch's seal fired it)."""
+        job = decode(raw)
+        if self._mode == "fake":
+            self.recorded.add(job)
+        elif self._mode == "inline":
+            runs = self._inline_runs
+            if getattr(runs, "depth", 0):
+                runs.due.append(job)
+            else:
+                self._run_inline(job)
+        else:  # the modes ended meanwhile: the memory broker keeps it, as it would have
+            with self._memory.state.lock:
+                self._memory.state.onto_queue(queue, raw)
+
     def _run_inline(self, job: Payload) -> None:
+        runs = self._inline_runs
+        runs.depth = getattr(runs, "depth", 0) + 1
+        if runs.depth == 1:
+            runs.due = []
         try:
             self._runner.run(job)
         except BaseException:
             release_job_locks(self.app, job, "dead")  # nothing will retry it
             raise
+        finally:
+            runs.depth -= 1
+            if runs.depth == 0:
+                self._run_due_callbacks(runs.due)
+
+    def _run_due_callbacks(self, due: list[Payload]) -> None:
+        """Run the callbacks fired while an inline run was under way (each may fire more,
+        which it runs itself once it is done)."""
+        while due:
+            self._run_inline(due.pop(0))
 
     # recorded jobs (fake mode) -------------------------------------------------------------
     def jobs_of(self, job: JobRef) -> list[Payload]:

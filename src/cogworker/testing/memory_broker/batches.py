@@ -91,6 +91,7 @@ class MemoryBatchStore:
     def register(self, bid: str, members: Sequence[str], now: float, ttl: float,
                  spec: BatchSpec | None = None, callback_queue: str = "default"
                  ) -> BatchUpdate:
+        pushes: list[tuple[str, str]] = []
         with self._state.lock:
             batch = self._batches.setdefault(bid, _Batch())
             if spec is not None and "sealed" not in batch.fields:
@@ -101,22 +102,32 @@ class MemoryBatchStore:
             for member in members:
                 batch.add(member)
             queue = spec.callback_queue if spec is not None else callback_queue
-            return self._fire(bid, batch, queue, now)
+            update = self._fire(bid, batch, queue, now, pushes)
+            self._state.push_from_broker(pushes)
+        self._state.routed_pushes(pushes)
+        return update
 
     def settle(self, bid: str, member: str, outcome: BatchOutcome, now: float, ttl: float,
                callback_queue: str = "default") -> BatchUpdate:
-        with self._state.lock:
-            batch = self._batches.setdefault(bid, _Batch())
-            batch.settle(member, outcome)
-            return self._fire(bid, batch, callback_queue, now)
+        [update] = self.settle_many([SettleItem(bid, member, outcome, callback_queue)], now,
+                                    ttl)
+        return update
 
     def settle_many(self, items: Sequence[SettleItem], now: float, ttl: float
                     ) -> list[BatchUpdate]:
+        pushes: list[tuple[str, str]] = []
         with self._state.lock:
-            return [self.settle(item.bid, item.member, item.outcome, now, ttl,
-                                item.callback_queue) for item in items]
+            updates = []
+            for item in items:
+                batch = self._batches.setdefault(item.bid, _Batch())
+                batch.settle(item.member, item.outcome)
+                updates.append(self._fire(item.bid, batch, item.callback_queue, now, pushes))
+            self._state.push_from_broker(pushes)
+        self._state.routed_pushes(pushes)
+        return updates
 
-    def _fire(self, bid: str, batch: _Batch, queue: str, now: float) -> BatchUpdate:
+    def _fire(self, bid: str, batch: _Batch, queue: str, now: float,
+              pushes: list[tuple[str, str]]) -> BatchUpdate:
         fields = batch.fields
         fired: list[CallbackKind] = []
         sealed, cancelled = "sealed" in fields, "cancelled_at" in fields
@@ -127,13 +138,14 @@ class MemoryBatchStore:
                 if due[kind] and f"{kind}_at" not in fields:
                     fields[f"{kind}_at"] = repr(now)
                     fired.append(kind)
-                    self._deliver(bid, batch, kind, queue, now)
+                    self._deliver(bid, batch, kind, queue, now, pushes)
         finished = frozenset(k for k in CALLBACK_KINDS if f"{k}_at" in fields)
         return BatchUpdate(bid=bid, fired=tuple(fired), finished=finished, sealed=sealed,
                            cancelled=cancelled, parent=fields.get("parent") or None,
                            parent_callback_queue=fields.get("parent_queue") or None)
 
-    def _deliver(self, bid: str, batch: _Batch, kind: str, queue: str, now: float) -> None:
+    def _deliver(self, bid: str, batch: _Batch, kind: str, queue: str, now: float,
+                 pushes: list[tuple[str, str]]) -> None:
         template = batch.fields.get(f"cb:{kind}")
         if template is None:
             return
@@ -141,10 +153,7 @@ class MemoryBatchStore:
         counts = json.dumps(batch.counts().to_dict(), separators=(",", ":"))
         args = f"[{json.dumps(bid)},{counts}{',' + extra if extra else ''}]"
         raw = template.replace(ARGS_PLACEHOLDER, args, 1).replace(NOW_PLACEHOLDER, repr(now), 1)
-        state = self._state
-        state.queue(queue).appendleft(raw)
-        state.registered.add(queue)
-        state.announce(queue)
+        pushes.append((queue, raw))
 
     def get(self, bid: str) -> BatchRecord | None:
         with self._state.lock:

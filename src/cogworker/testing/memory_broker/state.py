@@ -115,6 +115,8 @@ class MemoryState:
         self.processed = 0
         self.failed = 0
         self.hours: dict[int, HourTally] = {}
+        # pushes the broker makes itself (a batch's callbacks): see push_from_broker
+        self.route_broker_pushes: Callable[[str, str], None] | None = None
 
     def now(self) -> float:
         return float(self.clock())
@@ -128,6 +130,35 @@ class MemoryState:
         """``queue`` just received work: wake blocked pops and wake-up subscribers."""
         self.arrival.notify_all()
         self.channels.publish(WAKEUP_CHANNEL, queue)
+
+    def push_from_broker(self, pushes: list[tuple[str, str]]) -> None:
+        """Push ``(queue, raw)`` pairs the broker makes itself, as the Redis broker's
+        scripts do (a batch's callbacks). Call it holding :attr:`lock`: with no route set
+        they go onto their queues in that same step. With :attr:`route_broker_pushes` set
+        (the fake and inline test modes) they are handed to it instead, after the caller
+        lets go of the lock (:meth:`routed_pushes`), so the route may run a job."""
+        if self.route_broker_pushes is not None:
+            return
+        for queue, raw in pushes:
+            self.onto_queue(queue, raw)
+        pushes.clear()
+
+    def onto_queue(self, queue: str, raw: str) -> None:
+        """Push ``raw`` onto ``queue`` as a client's push does (hold :attr:`lock`)."""
+        self.queue(queue).appendleft(raw)
+        self.registered.add(queue)
+        self.announce(queue)
+
+    def routed_pushes(self, pushes: list[tuple[str, str]]) -> None:
+        """Hand what :meth:`push_from_broker` left in ``pushes`` to the route (called
+        without the lock)."""
+        for queue, raw in pushes:
+            route = self.route_broker_pushes
+            if route is None:  # the route was taken away meanwhile: onto the queue after all
+                with self.lock:
+                    self.onto_queue(queue, raw)
+            else:
+                route(queue, raw)
 
     # held jobs -----------------------------------------------------------------------------
     def drop_held(self, holder: str, raw: str) -> bool:
