@@ -84,17 +84,37 @@ def test_inline_mode_runs_the_callback_when_the_batch_is_sealed(app: App) -> Non
         assert app.testing.jobs == {}
 
 
-def test_inline_mode_runs_a_callback_after_the_job_that_fired_it(app: App) -> None:
+def test_inline_mode_an_empty_batch_fires_at_its_seal(app: App) -> None:
+    log: list[tuple[Any, ...]] = []
+    _row, _fragile, notify = jobs(app, log)
+    with app.testing.inline():
+        batch = app.batch("nothing yet", on_complete=(notify, "ops"))
+        batch.commit()  # sealed with no member: nothing to wait for, so it completes
+        assert log == [("notify", batch.bid, 0, 0, "ops")]
+
+
+def test_inline_mode_a_callback_fired_inside_a_job_runs_once_that_job_is_done(
+    app: App,
+) -> None:
     log: list[tuple[Any, ...]] = []
     row, _fragile, notify = jobs(app, log)
+
+    @app.job(name="spawn")
+    def spawn() -> None:  # a batch job that builds a batch of its own, nested in the first
+        log.append(("spawn", "start"))
+        with app.batch("child", on_success=(notify, "child")) as child:
+            row.perform_async(1)
+        log.append(("spawn", "end", child.bid))
+
     with app.testing.inline():
-        batch = app.batch("later", on_complete=(notify, "ops"))
-        batch.commit()  # sealed with no member yet: nothing to wait for, so it completes
-        assert [entry[0] for entry in log] == ["notify"]
-        log.clear()
-        with app.batch("one", on_success=(notify, "ops")) as second:
-            row.perform_async(7)
-        assert log == [("row", 7), ("notify", second.bid, 1, 1, "ops")]
+        with app.batch("parent", on_success=(notify, "parent")) as parent:
+            spawn.perform_async()
+        child_bid = log[2][2]
+        assert log[:3] == [("spawn", "start"), ("row", 1), ("spawn", "end", child_bid)]
+        # The child's seal fired its callback while spawn ran: it ran after spawn ended.
+        assert log[3] == ("notify", child_bid, 1, 1, "child")
+        assert [entry[1] for entry in log[4:]] == [parent.bid]
+        assert log[4][-1] == "parent"
 
 
 def test_inline_mode_a_failing_member_reaches_the_caller_and_the_batch_is_not_sealed(
