@@ -11,11 +11,17 @@ from typing import Any
 import pytest
 import redis
 
+from cogworker.core.errors import BrokerError
 from cogworker.core.payload import dumps, new_jid
 from cogworker.redis.broker import RedisBroker
 from cogworker.redis.connection import make_client
 from cogworker.redis.keys import KeySchema
-from cogworker.redis.scripts import declared_key_count, script_source
+from cogworker.redis.scripts import (
+    NOSCRIPT_ROUNDS,
+    Scripts,
+    declared_key_count,
+    script_source,
+)
 from helpers.redis_servers import RedisServerFactory
 
 PACKAGE = "cogworker.redis"
@@ -101,3 +107,47 @@ def test_scripts_are_reloaded_after_script_flush(
     assert broker.locks.extend(lock, "jid", 30) is True
     assert broker.locks.release(lock, "jid") is True
     broker.close()
+
+
+class FlushingClient(redis.Redis):
+    """A client whose next ``flushes_left`` SCRIPT LOADs are each followed by a SCRIPT
+    FLUSH: redis-py's one retry after NOSCRIPT then meets NOSCRIPT again."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.flushes_left = 0
+        self.loads = 0
+
+    def script_load(self, script: Any) -> Any:
+        sha = super().script_load(script)
+        self.loads += 1
+        if self.flushes_left > 0:
+            self.flushes_left -= 1
+            self.script_flush()
+        return sha
+
+
+@pytest.fixture
+def flushing(redis_server_factory: RedisServerFactory) -> Iterator[FlushingClient]:
+    server = redis_server_factory(appendonly=False)  # private: SCRIPT FLUSH hits only us
+    client = FlushingClient.from_url(server.url)
+    assert isinstance(client, FlushingClient)
+    yield client
+    client.close()
+
+
+def test_a_script_flushed_again_between_its_load_and_its_call_is_loaded_once_more(
+    flushing: FlushingClient,
+) -> None:
+    flushing.flushes_left = 1  # the load after the first NOSCRIPT is flushed at once
+    assert Scripts(flushing).run(PACKAGE, "delete_if_owned", ["k"], ["v"]) == 0
+    assert flushing.loads == 2  # redis-py's load, flushed; then the next round's
+
+
+def test_a_script_that_never_stays_loaded_fails_after_a_few_rounds(
+    flushing: FlushingClient,
+) -> None:
+    flushing.flushes_left = 1_000  # every load is flushed: not a race, a broken server
+    with pytest.raises(BrokerError, match="NoScriptError"):
+        Scripts(flushing).run(PACKAGE, "delete_if_owned", ["k"], ["v"])
+    assert flushing.loads == NOSCRIPT_ROUNDS

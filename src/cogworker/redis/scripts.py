@@ -24,6 +24,12 @@ from cogworker.redis.errors import translate_errors
 
 KeyOrArg = str | bytes | int | float
 
+NOSCRIPT_ROUNDS = 3
+"""How many times a script is tried, each time with redis-py's own load on NOSCRIPT: a
+script flushed again between that load and its EVALSHA (a second SCRIPT FLUSH, a failover
+to a replica without it) is loaded once more. NOSCRIPT means the script did not run, so
+running it again is safe."""
+
 _KEYS_HEADER = r"^--\s*KEYS\[(\d+)\]"  # compiled on first use: only tests count keys
 
 
@@ -80,5 +86,11 @@ class Scripts:
     ) -> Any:
         """Run a script (EVALSHA, loading it on NOSCRIPT); Redis errors are translated."""
         script = self.get(package, name)
+        listed_keys, listed_args = cast(Any, list(keys)), cast(Any, list(args))
         with translate_errors():
-            return script(keys=cast(Any, list(keys)), args=cast(Any, list(args)), client=client)
+            for _ in range(NOSCRIPT_ROUNDS - 1):
+                try:
+                    return script(keys=listed_keys, args=listed_args, client=client)
+                except redis.exceptions.NoScriptError:
+                    continue
+            return script(keys=listed_keys, args=listed_args, client=client)
