@@ -26,6 +26,21 @@ def wait_children_started(supervisor: WorkerProcess, count: int,
                lambda: f"{count} children never started:\n{supervisor.output()[-4000:]}")
 
 
+def wait_current_child_idle(supervisor: WorkerProcess, timeout: float = 60.0) -> None:
+    """Until the supervisor's newest child has started and has not reached its
+    ``--max-jobs`` budget: every child started so far logged its start-up line, and all
+    but the newest logged recycling (the newest, which ran the last jobs, may itself have
+    reached its budget just then; its replacement is the idle one)."""
+    def settled() -> bool:
+        out = supervisor.output()
+        children = len(_STARTED_CHILD.findall(out))
+        return (len(_WORKER_STARTED.findall(out)) == children
+                and out.count("recycling: ") == children - 1)
+
+    wait_until(settled, timeout,
+               lambda: f"no idle child after the jobs:\n{supervisor.output()[-4000:]}")
+
+
 def alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)

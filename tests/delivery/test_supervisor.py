@@ -27,6 +27,7 @@ from delivery.supervised import (
     kill_all_children,
     started_children,
     wait_children_started,
+    wait_current_child_idle,
 )
 from delivery.support import (
     Fleet,
@@ -233,9 +234,12 @@ def test_max_jobs_replaces_a_child_after_its_budget_and_tstp_is_relayed(
 ) -> None:
     fleet = fleet_factory(redis_url, **SLOW_ORPHAN_CHECK)
     supervisor = _supervise(fleet, supervisors, 1, "--max-jobs", "5")
-    jids = enqueue_work(make_client(redis_url), [0.05] * 12)
+    # A child finishes the jobs it already holds when it reaches its budget (CI saw 8 done
+    # by the first), so 30 jobs, not 12, to be sure of a third child.
+    jids = enqueue_work(make_client(redis_url), [0.05] * 30)
     wait_all_finished(ledger, jids, 90, fleet)
     wait_children_started(supervisor, 3)
+    wait_current_child_idle(supervisor)  # a child stopping at its budget ignores TSTP
     supervisor.signal(signal.SIGTSTP)
     wait_until(lambda: "Received quiet signal" in supervisor.output(), 30,
                lambda: f"TSTP never reached the child:\n{supervisor.output()[-3000:]}")
