@@ -27,7 +27,14 @@ def app() -> Iterator[App]:
     application.close()
 
 
-def jobs(app: App, log: list[tuple[Any, ...]]) -> tuple[Any, Any, Any]:
+Jobs = tuple[list[tuple[Any, ...]], Any, Any, Any]
+"""What each test runs: ``(log, row, fragile, notify)``; every job appends to ``log``."""
+
+
+@pytest.fixture
+def batch_jobs(app: App) -> Jobs:
+    log: list[tuple[Any, ...]] = []
+
     @app.job(name="row")
     def row(n: int) -> None:
         log.append(("row", n))
@@ -41,12 +48,13 @@ def jobs(app: App, log: list[tuple[Any, ...]]) -> tuple[Any, Any, Any]:
     def notify(bid: str, counts: dict[str, int], who: str) -> None:
         log.append(("notify", bid, counts["succeeded"], counts["total"], who))
 
-    return row, fragile, notify
+    return log, row, fragile, notify
 
 
-def test_fake_mode_records_the_callback_and_drain_all_runs_it(app: App) -> None:
-    log: list[tuple[Any, ...]] = []
-    row, _fragile, notify = jobs(app, log)
+def test_fake_mode_records_the_callback_and_drain_all_runs_it(
+    app: App, batch_jobs: Jobs,
+) -> None:
+    log, row, _fragile, notify = batch_jobs
     with app.testing.fake():
         with app.batch("rows", on_success=(notify, "ops")) as batch:
             row.perform_async(1)
@@ -59,9 +67,10 @@ def test_fake_mode_records_the_callback_and_drain_all_runs_it(app: App) -> None:
         assert record is not None and "success" in record.fired
 
 
-def test_fake_mode_the_callback_waits_in_the_recorded_jobs(app: App) -> None:
-    log: list[tuple[Any, ...]] = []
-    row, _fragile, notify = jobs(app, log)
+def test_fake_mode_the_callback_waits_in_the_recorded_jobs(
+    app: App, batch_jobs: Jobs,
+) -> None:
+    log, row, _fragile, notify = batch_jobs
     with app.testing.fake():
         with app.batch("rows", on_complete=(notify, "ops")) as batch:
             row.perform_async(1)
@@ -72,9 +81,10 @@ def test_fake_mode_the_callback_waits_in_the_recorded_jobs(app: App) -> None:
         assert log == [("row", 1)]
 
 
-def test_inline_mode_runs_the_callback_when_the_batch_is_sealed(app: App) -> None:
-    log: list[tuple[Any, ...]] = []
-    row, _fragile, notify = jobs(app, log)
+def test_inline_mode_runs_the_callback_when_the_batch_is_sealed(
+    app: App, batch_jobs: Jobs,
+) -> None:
+    log, row, _fragile, notify = batch_jobs
     with app.testing.inline():
         with app.batch("rows", on_success=(notify, "ops")) as batch:
             row.perform_async(1)
@@ -84,9 +94,8 @@ def test_inline_mode_runs_the_callback_when_the_batch_is_sealed(app: App) -> Non
         assert app.testing.jobs == {}
 
 
-def test_inline_mode_an_empty_batch_fires_at_its_seal(app: App) -> None:
-    log: list[tuple[Any, ...]] = []
-    _row, _fragile, notify = jobs(app, log)
+def test_inline_mode_an_empty_batch_fires_at_its_seal(app: App, batch_jobs: Jobs) -> None:
+    log, _row, _fragile, notify = batch_jobs
     with app.testing.inline():
         batch = app.batch("nothing yet", on_complete=(notify, "ops"))
         batch.commit()  # sealed with no member: nothing to wait for, so it completes
@@ -94,10 +103,9 @@ def test_inline_mode_an_empty_batch_fires_at_its_seal(app: App) -> None:
 
 
 def test_inline_mode_a_callback_fired_inside_a_job_runs_once_that_job_is_done(
-    app: App,
+    app: App, batch_jobs: Jobs,
 ) -> None:
-    log: list[tuple[Any, ...]] = []
-    row, _fragile, notify = jobs(app, log)
+    log, row, _fragile, notify = batch_jobs
 
     @app.job(name="spawn")
     def spawn() -> None:  # a batch job that builds a batch of its own, nested in the first
@@ -118,10 +126,9 @@ def test_inline_mode_a_callback_fired_inside_a_job_runs_once_that_job_is_done(
 
 
 def test_inline_mode_a_failing_member_reaches_the_caller_and_the_batch_is_not_sealed(
-    app: App,
+    app: App, batch_jobs: Jobs,
 ) -> None:
-    log: list[tuple[Any, ...]] = []
-    row, fragile, notify = jobs(app, log)
+    log, row, fragile, notify = batch_jobs
     made: list[Any] = []
 
     def the_block() -> None:
@@ -137,9 +144,10 @@ def test_inline_mode_a_failing_member_reaches_the_caller_and_the_batch_is_not_se
         assert app.batches.get(made[0].bid) is None
 
 
-def test_fake_mode_a_dead_member_fires_the_death_callback(app: App) -> None:
-    log: list[tuple[Any, ...]] = []
-    row, fragile, notify = jobs(app, log)
+def test_fake_mode_a_dead_member_fires_the_death_callback(
+    app: App, batch_jobs: Jobs,
+) -> None:
+    log, row, fragile, notify = batch_jobs
     with app.testing.fake():
         with app.batch("rows", on_death=(notify, "ops")) as batch:
             row.perform_async(1)

@@ -91,8 +91,7 @@ class MemoryBatchStore:
     def register(self, bid: str, members: Sequence[str], now: float, ttl: float,
                  spec: BatchSpec | None = None, callback_queue: str = "default"
                  ) -> BatchUpdate:
-        pushes: list[tuple[str, str]] = []
-        with self._state.lock:
+        with self._state.broker_pushes() as pushes:
             batch = self._batches.setdefault(bid, _Batch())
             if spec is not None and "sealed" not in batch.fields:
                 values = spec_fields(spec)
@@ -102,10 +101,7 @@ class MemoryBatchStore:
             for member in members:
                 batch.add(member)
             queue = spec.callback_queue if spec is not None else callback_queue
-            update = self._fire(bid, batch, queue, now, pushes)
-            self._state.push_from_broker(pushes)
-        self._state.routed_pushes(pushes)
-        return update
+            return self._fire(bid, batch, queue, now, pushes)  # pushed as the block exits
 
     def settle(self, bid: str, member: str, outcome: BatchOutcome, now: float, ttl: float,
                callback_queue: str = "default") -> BatchUpdate:
@@ -115,15 +111,12 @@ class MemoryBatchStore:
 
     def settle_many(self, items: Sequence[SettleItem], now: float, ttl: float
                     ) -> list[BatchUpdate]:
-        pushes: list[tuple[str, str]] = []
-        with self._state.lock:
-            updates = []
+        updates = []
+        with self._state.broker_pushes() as pushes:
             for item in items:
                 batch = self._batches.setdefault(item.bid, _Batch())
                 batch.settle(item.member, item.outcome)
                 updates.append(self._fire(item.bid, batch, item.callback_queue, now, pushes))
-            self._state.push_from_broker(pushes)
-        self._state.routed_pushes(pushes)
         return updates
 
     def _fire(self, bid: str, batch: _Batch, queue: str, now: float,

@@ -11,9 +11,10 @@ every TTL too.
 from __future__ import annotations
 
 import collections
+import contextlib
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -115,7 +116,7 @@ class MemoryState:
         self.processed = 0
         self.failed = 0
         self.hours: dict[int, HourTally] = {}
-        # pushes the broker makes itself (a batch's callbacks): see push_from_broker
+        # pushes the broker makes itself (a batch's callbacks): see broker_pushes
         self.route_broker_pushes: Callable[[str, str], None] | None = None
 
     def now(self) -> float:
@@ -131,34 +132,29 @@ class MemoryState:
         self.arrival.notify_all()
         self.channels.publish(WAKEUP_CHANNEL, queue)
 
-    def push_from_broker(self, pushes: list[tuple[str, str]]) -> None:
-        """Push ``(queue, raw)`` pairs the broker makes itself, as the Redis broker's
-        scripts do (a batch's callbacks). Call it holding :attr:`lock`: with no route set
-        they go onto their queues in that same step. With :attr:`route_broker_pushes` set
-        (the fake and inline test modes) they are handed to it instead, after the caller
-        lets go of the lock (:meth:`routed_pushes`), so the route may run a job."""
-        if self.route_broker_pushes is not None:
-            return
+    @contextlib.contextmanager
+    def broker_pushes(self) -> Iterator[list[tuple[str, str]]]:
+        """Hold :attr:`lock` for a step that pushes jobs itself, as the Redis broker's
+        scripts do (a batch's callbacks): the step appends ``(queue, raw)`` pairs to the
+        list it is given. With no route set they go onto their queues before the lock is
+        let go, in the same step; with :attr:`route_broker_pushes` set (the fake and inline
+        test modes) they are handed to it after, so the route may run a job."""
+        pushes: list[tuple[str, str]] = []
+        with self.lock:
+            route = self.route_broker_pushes
+            yield pushes
+            if route is None:
+                for queue, raw in pushes:
+                    self.onto_queue(queue, raw)
+                return
         for queue, raw in pushes:
-            self.onto_queue(queue, raw)
-        pushes.clear()
+            route(queue, raw)
 
     def onto_queue(self, queue: str, raw: str) -> None:
         """Push ``raw`` onto ``queue`` as a client's push does (hold :attr:`lock`)."""
         self.queue(queue).appendleft(raw)
         self.registered.add(queue)
         self.announce(queue)
-
-    def routed_pushes(self, pushes: list[tuple[str, str]]) -> None:
-        """Hand what :meth:`push_from_broker` left in ``pushes`` to the route (called
-        without the lock)."""
-        for queue, raw in pushes:
-            route = self.route_broker_pushes
-            if route is None:  # the route was taken away meanwhile: onto the queue after all
-                with self.lock:
-                    self.onto_queue(queue, raw)
-            else:
-                route(queue, raw)
 
     # held jobs -----------------------------------------------------------------------------
     def drop_held(self, holder: str, raw: str) -> bool:
