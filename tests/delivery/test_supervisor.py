@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections import Counter
 from collections.abc import Iterator
 
 import pytest
@@ -38,6 +39,7 @@ from delivery.support import (
     executions,
     finished_jids,
     identity_of,
+    inprogress_entries,
     running_in,
     unexplained_repeats,
     wait_all_finished,
@@ -234,9 +236,7 @@ def test_max_jobs_replaces_a_child_after_its_budget_and_tstp_is_relayed(
 ) -> None:
     fleet = fleet_factory(redis_url, **SLOW_ORPHAN_CHECK)
     supervisor = _supervise(fleet, supervisors, 1, "--max-jobs", "5")
-    # A child finishes the jobs it already holds when it reaches its budget (CI saw 8 done
-    # by the first), so 30 jobs, not 12, to be sure of a third child.
-    jids = enqueue_work(make_client(redis_url), [0.05] * 30)
+    jids = enqueue_work(make_client(redis_url), [0.05] * 12)
     wait_all_finished(ledger, jids, 90, fleet)
     wait_children_started(supervisor, 3)
     wait_current_child_idle(supervisor)  # a child stopping at its budget ignores TSTP
@@ -247,11 +247,41 @@ def test_max_jobs_replaces_a_child_after_its_budget_and_tstp_is_relayed(
 
     runs = executions(ledger)
     assert_each_ran_once(runs, jids)
-    assert supervisor.output().count("recycling: 5 jobs done (--max-jobs 5)") >= 2
+    # each child starts exactly its budget: what it had fetched ahead went back for the next
+    per_child = Counter(run.pid for jid in jids for run in runs[jid])
+    assert sorted(per_child.values()) == [2, 5, 5], per_child
+    assert supervisor.output().count("recycling: 5 jobs started (--max-jobs 5)") == 2
     assert "stopped by itself" in supervisor.output()
     assert "exited unexpectedly" not in supervisor.output()
     assert "supervisor: quiet signal received, relaying TSTP to 1 child(ren)" in \
         supervisor.output()
+    assert_drained(redis_client, keys)
+
+
+def test_max_jobs_without_a_supervisor_starts_exactly_n_and_gives_the_rest_back(
+    redis_url: str, redis_client: redis.Redis, keys: KeySchema, ledger: Ledger,
+    fleet_factory: MakeFleet, make_client: MakeClient,
+) -> None:
+    fleet = fleet_factory(redis_url, **SLOW_ORPHAN_CHECK)
+    jids = enqueue_work(make_client(redis_url), [0.05] * 40)
+    worker = fleet.start("-c", "4", "--max-jobs", "7", wait=False)
+    assert worker.process is not None
+    code = worker.process.wait(timeout=60)  # it stops by itself, nobody signals it
+    assert code == 0, worker.output()[-3000:]
+
+    runs = executions(ledger)
+    started = [jid for jid in jids if runs.get(jid)]
+    assert len(started) == 7, worker.output()[-3000:]
+    assert "recycling: 7 jobs started (--max-jobs 7); stopping once they finish" in \
+        worker.output()
+    assert_each_ran_once(runs, started)  # the 7 it started, it finished
+    assert redis_client.llen(keys.queue("default")) == 33  # the fetched ahead came back
+    assert not inprogress_entries(redis_client, keys)
+
+    drainer = fleet.start("-c", "4")
+    wait_all_finished(ledger, jids, 60, fleet)
+    assert drainer.stop() == 0
+    assert_each_ran_once(executions(ledger), jids)
     assert_drained(redis_client, keys)
 
 

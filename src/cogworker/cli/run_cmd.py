@@ -105,7 +105,8 @@ def _refuse_without_jobs(app: App, app_path: str | None, allow_no_jobs: bool) ->
               help="With -P: replace a child whose resident memory exceeds MB, after its "
                    "running jobs.")
 @click.option("--max-jobs", type=click.IntRange(min=1), metavar="N",
-              help="Stop gracefully after N jobs (under -P a replacement takes over).")
+              help="Start N jobs, then stop gracefully: jobs fetched ahead go back to "
+                   "their queues, running ones finish (under -P a replacement takes over).")
 @click.option("--pidfile", "pidfile_path", type=click.Path(dir_okay=False, path_type=Path),
               metavar="PATH", help="Write the worker's pid here (the supervisor's with -P), "
               "removed at exit; `cogworker health --pidfile PATH` checks it.")

@@ -3,10 +3,10 @@
 Registered by the run command on the app's plugin manager (not an entry point: it belongs
 to the process, not to the fleet's plugin choice):
 
-* ``max_jobs``: after that many jobs have finished, the process asks itself to stop
-  gracefully (the other running jobs finish, unfinished ones go back to their queues) and
-  exits 0; under a supervisor a replacement takes its slot, under systemd or Kubernetes the
-  service manager restarts it.
+* ``max_jobs``: the process starts that many jobs, then stops gracefully: the jobs fetched
+  ahead go back to their queues at once, the running ones finish, and it exits 0
+  (:mod:`cogworker.worker.start_budget`); under a supervisor a replacement takes its slot,
+  under systemd or Kubernetes the service manager restarts it.
 * at start-up (after the first beat, before any fetch), the held jobs of this host's dead
   processes are put back at once (:mod:`.host_recovery`);
 * a supervised child watches its parent: once the supervisor is gone (killed with SIGKILL,
@@ -18,17 +18,15 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Final
 
 from cogworker.core.markers import hookimpl
-from cogworker.core.middleware import JobContext, ServerMiddleware
 from cogworker.supervisor import lineage
 from cogworker.supervisor.host_recovery import recover_dead_neighbours
+from cogworker.worker.start_budget import StartBudget
 
 if TYPE_CHECKING:
     from cogworker.core.hookspecs import WorkerHandle
-    from cogworker.core.plugin_host import PluginHost
     from cogworker.worker.launcher import Launcher
 
 logger = logging.getLogger("cogworker.supervisor")
@@ -37,46 +35,19 @@ PLUGIN_NAME = "cogworker.process"
 PARENT_WATCH_INTERVAL: Final = 1.0
 
 
-class JobBudget:
-    """Counts finished jobs; calls ``on_spent`` once, when ``limit`` of them finished."""
-
-    def __init__(self, limit: int, on_spent: Callable[[], None]) -> None:
-        self.limit = limit
-        self._on_spent = on_spent
-        self._finished = 0
-        self._lock = threading.Lock()
-
-    def middleware(self, ctx: JobContext, call_next: Callable[[], object]) -> object:
-        try:
-            return call_next()
-        finally:
-            self._count()
-
-    def _count(self) -> None:
-        with self._lock:
-            self._finished += 1
-            spent = self._finished == self.limit
-        if spent:
-            logger.info("recycling: %d jobs done (--max-jobs %d); stopping to be replaced",
-                        self._finished, self.limit)
-            self._on_spent()
-
-
 class ProcessPlugin:
     """The hooks of one ``cogworker run`` process."""
 
     def __init__(self, launcher: Launcher, max_jobs: int | None) -> None:
         self._launcher = launcher
         self._stopping = threading.Event()
-        self._budget = (JobBudget(max_jobs, launcher.request_stop)
-                        if max_jobs is not None else None)
-
-    @hookimpl
-    def cogworker_server_middleware(self, app: PluginHost) -> ServerMiddleware | None:
-        return self._budget.middleware if self._budget is not None else None
+        self._max_jobs = max_jobs
 
     @hookimpl
     def cogworker_startup(self, worker: WorkerHandle) -> None:
+        manager = self._launcher.manager
+        if self._max_jobs is not None and manager is not None:  # before any job starts
+            manager.start_budget = StartBudget(self._max_jobs, self._budget_spent)
         fetcher = self._launcher.fetcher
         if fetcher is not None:
             recover_dead_neighbours(self._launcher.app, fetcher, worker.identity)
@@ -88,6 +59,16 @@ class ProcessPlugin:
     @hookimpl
     def cogworker_shutdown(self, worker: WorkerHandle) -> None:
         self._stopping.set()
+
+    def _budget_spent(self) -> None:
+        """The ``--max-jobs``-th job is starting: give back what was fetched ahead, fetch no
+        more, and stop once the running jobs are done."""
+        logger.info("recycling: %d jobs started (--max-jobs %d); stopping once they finish",
+                    self._max_jobs, self._max_jobs)
+        manager = self._launcher.manager
+        if manager is not None:
+            manager.quiet()
+        self._launcher.request_stop()
 
     def _watch_parent(self, parent_pid: int) -> None:
         while not self._stopping.wait(PARENT_WATCH_INTERVAL):

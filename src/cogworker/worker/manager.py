@@ -25,6 +25,7 @@ from cogworker.worker.event_loop import EventLoopThread
 from cogworker.worker.executor import ACK, GIVE_BACK, JobRunner, Settlement
 from cogworker.worker.intake import ERROR_BACKOFF, FETCH_TIMEOUT, Intake
 from cogworker.worker.settlement import Settler, jid_of
+from cogworker.worker.start_budget import StartBudget
 from cogworker.worker.stats_buffer import StatsBuffer
 
 if TYPE_CHECKING:
@@ -56,6 +57,7 @@ class Manager:
         self._performing: dict[str, Payload] = {}
         self._previous_strays: set[str] = set()
         self._let_go = 0  # of the jobs fetched, those run to the end or handed back
+        self.start_budget: StartBudget | None = None  # --max-jobs: set before start()
 
     # control --------------------------------------------------------------------------------
     def start(self) -> None:
@@ -141,12 +143,15 @@ class Manager:
         work = self.intake.next_work()
         if work is None:
             return
-        if self._stopping.is_set() or self._quiet.is_set():
+        if self._stopping.is_set() or self._quiet.is_set() or not self._may_start():
             self.settler.give_back(work)
             with self._lock:
                 self._let_go += 1
             return
         self._run(tid, work)
+
+    def _may_start(self) -> bool:
+        return self.start_budget is None or self.start_budget.take()
 
     def _may_fetch(self) -> bool:
         return not (self._stopping.is_set() or self._quiet.is_set())
