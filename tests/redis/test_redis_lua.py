@@ -11,8 +11,10 @@ from typing import Any
 import pytest
 import redis
 
+from cogworker.core.broker.batches import SettleItem
 from cogworker.core.errors import BrokerError
 from cogworker.core.payload import dumps, new_jid
+from cogworker.redis.batch_store import RedisBatchStore
 from cogworker.redis.broker import RedisBroker
 from cogworker.redis.connection import make_client
 from cogworker.redis.keys import KeySchema
@@ -151,3 +153,37 @@ def test_a_script_that_never_stays_loaded_fails_after_a_few_rounds(
     with pytest.raises(BrokerError, match="NoScriptError"):
         Scripts(flushing).run(PACKAGE, "delete_if_owned", ["k"], ["v"])
     assert flushing.loads == NOSCRIPT_ROUNDS
+
+
+def _batch_of_two(client: redis.Redis) -> tuple[RedisBatchStore, str]:
+    store = RedisBatchStore(client, KeySchema(new_jid()), Scripts(client))
+    bid = new_jid()
+    store.register(bid, ["a", "b"], time.time(), 60.0)
+    return store, bid
+
+
+def test_a_settle_pipeline_flushed_again_after_its_reload_is_loaded_once_more(
+    flushing: FlushingClient,
+) -> None:
+    store, bid = _batch_of_two(flushing)
+    flushing.script_flush()  # a restarted Redis: the pipeline meets NOSCRIPT
+    loads = flushing.loads
+    flushing.flushes_left = 1  # and the reload is flushed at once
+    items = [SettleItem(bid, "a", "success"), SettleItem(bid, "b", "success")]
+    updates = store.settle_many(items, time.time(), 60.0)
+    assert [update.bid for update in updates] == [bid, bid]
+    assert flushing.loads - loads == 2
+    assert store.members(bid, "succeeded", 0, 10) == (["a", "b"], 2)
+
+
+def test_a_settle_pipeline_that_never_stays_loaded_fails_after_a_few_rounds(
+    flushing: FlushingClient,
+) -> None:
+    store, bid = _batch_of_two(flushing)
+    flushing.script_flush()
+    loads = flushing.loads
+    flushing.flushes_left = 1_000
+    with pytest.raises(BrokerError, match="NoScriptError"):
+        store.settle_many([SettleItem(bid, "a", "success")], time.time(), 60.0)
+    assert flushing.loads - loads == NOSCRIPT_ROUNDS - 1
+    assert store.members(bid, "succeeded", 0, 10) == ([], 0)

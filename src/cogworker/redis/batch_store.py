@@ -35,7 +35,7 @@ from cogworker.core.broker.batches import (
 from cogworker.redis.errors import translate_errors
 from cogworker.redis.keys import KeySchema
 from cogworker.redis.replies import as_text, text, wire
-from cogworker.redis.scripts import Scripts
+from cogworker.redis.scripts import NOSCRIPT_ROUNDS, Scripts
 
 PACKAGE = "cogworker.redis"
 PARTS = ("members", "unrun", "pending", "failed", "dead", "ran", "ok", "died")
@@ -98,10 +98,13 @@ class RedisBatchStore:
             return []
         script = self._scripts.get(PACKAGE, "batch_update")
         with translate_errors():
-            try:
-                replies = self._settle_pipeline(script.sha, items, now, ttl).execute()
-            except redis.exceptions.NoScriptError:  # a restarted or flushed Redis
-                self._client.script_load(script.script)
+            for _ in range(NOSCRIPT_ROUNDS - 1):
+                try:
+                    replies = self._settle_pipeline(script.sha, items, now, ttl).execute()
+                    break
+                except redis.exceptions.NoScriptError:  # a restarted or flushed Redis
+                    self._client.script_load(script.script)
+            else:  # flushed again after each load (see NOSCRIPT_ROUNDS): the last round
                 replies = self._settle_pipeline(script.sha, items, now, ttl).execute()
         return [update_of(item.bid, reply) for item, reply in zip(items, replies, strict=True)]
 
