@@ -128,7 +128,8 @@ class BenchEnvironment:
         return str(self._info("server")["redis_version"])
 
     def _info(self, section: str) -> dict[str, Any]:
-        return cast("dict[str, Any]", self.admin.info(section))
+        info: Any = self.admin.info(section)  # typed loosely before redis-py 8
+        return dict(info)
 
     def round_trip_ms(self, pings: int = 200) -> float:
         """Median PING round trip as the systems see it (through the proxy if any)."""
