@@ -33,7 +33,12 @@ class AppFeatures:
 
     def cancel(self, jid: str) -> CancelResult:
         """Cancel job ``jid``: removed if it waits, told if it runs, kept ``ttl`` so it
-        never starts later (:mod:`cogworker.api.cancel`; workers need the cancel plugin)."""
+        never starts later (:mod:`cogworker.api.cancel`; workers need the cancel plugin).
+        In fake and inline mode, the recorded and test-run jobs (:mod:`cogworker.testing.
+        cancel`)."""
+        testing = self._app._testing
+        if testing is not None and testing.mode != "disabled":
+            return testing.cancel(jid)
         from cogworker.api.cancel import cancel_job
 
         return cancel_job(self._app, jid)

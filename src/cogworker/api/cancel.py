@@ -85,14 +85,24 @@ def cancellation_store(app: PluginHost) -> CancellationStore:
     return store
 
 
-def cancel_job(app: PluginHost, jid: str) -> CancelResult:
-    """Cancel job ``jid`` (see the module docstring); raises the broker's errors."""
+def checked_jid(jid: object) -> str:
+    """``jid`` without surrounding blanks; ValueError when it names no job."""
     if not isinstance(jid, str) or not jid.strip():
         raise ValueError(f"a cancellation names a job by its jid, not {jid!r}")
-    jid = jid.strip()
+    return jid.strip()
+
+
+def kept_until(app: PluginHost, now: float) -> float:
+    """When a cancellation recorded at ``now`` expires (``plugin_options.cancel.ttl``)."""
+    return now + CancelOptions.parse(app.options(PLUGIN_NAME)).ttl
+
+
+def cancel_job(app: PluginHost, jid: str) -> CancelResult:
+    """Cancel job ``jid`` (see the module docstring); raises the broker's errors."""
+    jid = checked_jid(jid)
     store = cancellation_store(app)
     now = app.clock()
-    until = now + CancelOptions.parse(app.options(PLUGIN_NAME)).ttl
+    until = kept_until(app, now)
     row = find_job(app, jid)
     if row is None:
         return _not_found(app, store, jid, now, until)
@@ -121,16 +131,21 @@ def _removed(app: PluginHost, row: JobRow) -> None:
         job = json.loads(row.raw)
     except ValueError:
         return
-    if not isinstance(job, dict):
-        return
+    if isinstance(job, dict):
+        removed_before_start(app, job, row.status)
+
+
+def removed_before_start(app: PluginHost, job: dict[str, Any], where: str) -> None:
+    """Log a job cancelled and removed from ``where``, release its locks and call
+    ``cogworker_job_cancelled(..., "before_start")``; a failure is logged."""
     logger.info("cancelled: %s jid=%s removed from %s before it started", job.get("class"),
-                row.jid, row.status)
+                job.get("jid"), where)
     try:
         app.hooks.release_unique_lock(app, job, "cancelled")
         app.hooks.release_periodic_lock(app, job)
         app.hooks.job_cancelled(app, job, "before_start")
     except Exception:
-        logger.exception("bookkeeping after cancelling jid=%s failed", row.jid)
+        logger.exception("bookkeeping after cancelling jid=%s failed", job.get("jid"))
 
 
 def _holder(app: PluginHost, jid: str) -> str | None:

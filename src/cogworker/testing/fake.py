@@ -59,6 +59,8 @@ class FakeRuns:
         job = self._take_due(name)
         if job is None:
             raise EmptyQueueError(self._empty_message(name))
+        if self.runner.dropped(job):
+            return None
         return self._run(job)
 
     def drain(self, name: str, limit: int = DRAIN_LIMIT) -> int:
@@ -76,8 +78,9 @@ class FakeRuns:
                     f"drained {ran} jobs and {job.get('class')!r} keeps coming: a job "
                     "probably enqueues itself without end; pass limit= if this is expected"
                 )
-            self._run(job)
-            ran += 1
+            if not self.runner.dropped(job):  # a cancelled jid is dropped, not run
+                self._run(job)
+                ran += 1
         return ran
 
     def _run(self, job: Payload) -> object:

@@ -46,6 +46,7 @@ from cogworker.testing.runner import CallerThreadRunner
 from cogworker.worker.death import release_job_locks
 
 if TYPE_CHECKING:
+    from cogworker.api.cancel import CancelResult
     from cogworker.app import App
     from cogworker.core.broker import Broker
     from cogworker.core.client import Dispatcher
@@ -182,7 +183,8 @@ class Testing:
         if runs.depth == 1:
             runs.due = []
         try:
-            self._runner.run(job)
+            if not self._runner.dropped(job):  # a cancelled jid is dropped, not run
+                self._runner.run(job)
         except BaseException:
             release_job_locks(self.app, job, "dead")  # nothing will retry it
             raise
@@ -220,7 +222,14 @@ class Testing:
         """Forget every recorded payload and dead job, and every lock fake mode holds."""
         self._release(self.recorded.clear())
         self._fake.dead.clear()
+        self._runner.forget_runs()
         self._memory.clear_locks()
+
+    def cancel(self, jid: str) -> CancelResult:
+        """``app.cancel(jid)`` in fake and inline mode (:mod:`cogworker.testing.cancel`)."""
+        from cogworker.testing.cancel import cancel_in_test
+
+        return cancel_in_test(self.app, jid, self.recorded, self._runner, self._fake.dead)
 
     def _release(self, payloads: list[Payload]) -> None:
         for payload in payloads:

@@ -78,6 +78,17 @@ class RecordedJobs:
             oldest[0].remove(oldest[1])
             return oldest[1].payload
 
+    def remove_jid(self, jid: str) -> Payload | None:
+        """Remove and return the oldest payload whose jid is ``jid``, None when none is."""
+        with self._lock:
+            found = [(entries, entry) for entries in self._by_name.values()
+                     for entry in entries if entry.payload.get("jid") == jid]
+            if not found:
+                return None
+            entries, entry = min(found, key=lambda pair: pair[1].seq)
+            entries.remove(entry)
+            return entry.payload
+
     def next_at(self, name: str) -> tuple[int, float | None]:
         """How many payloads ``name`` has, and the earliest ``at`` among them (if any)."""
         with self._lock:

@@ -24,13 +24,14 @@ from __future__ import annotations
 import inspect
 import logging
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from cogworker.core.broker import UnitOfWork
 from cogworker.core.current_job import enter_job, leave_job, run_as_current
 from cogworker.core.errors import JobCancelled, OverLimit, PayloadError
-from cogworker.core.middleware import JobContext, ServerChain, run_chain
+from cogworker.core.middleware import JobContext, ServerChain, StartGate, run_chain
 from cogworker.core.outage import OutageLog
 from cogworker.core.payload import (
     MANUAL_RETRY,
@@ -111,7 +112,7 @@ class JobRunner:
         extra = {"jid": jid, "queue": work.queue, "job_class": job_class}
         if "expires_at" in job and drop_if_expired(self.app, job):
             return ACK
-        if self._gates and self._stopped_at_gate(job):
+        if self._gates and dropped_at_gate(self._gates, job):
             return ACK
         if self._must_wait(job):
             return self._postpone(work, job)
@@ -149,16 +150,6 @@ class JobRunner:
             logger.exception("bookkeeping after jid=%s succeeded failed; acknowledging it all "
                              "the same (a job that ran is not run again)", job.get("jid"))
         return ACK
-
-    def _stopped_at_gate(self, job: Payload) -> bool:
-        for gate in self._gates:
-            try:
-                if gate(job):
-                    return True
-            except Exception:
-                logger.exception("start gate %r failed for jid=%s; running it", gate,
-                                 job.get("jid"))
-        return False
 
     def _cancelled(self, work: UnitOfWork, job: Payload, elapsed_ms: float,
                    extra: dict[str, Any]) -> Settlement:
@@ -321,3 +312,16 @@ def _progress(job: Payload, stored: Payload) -> str:
     if job.get(MANUAL_RETRY):
         return "manual retry"
     return f"attempt {stored['retry_count']}/{max_retries(job.get('retry')) + 1}"
+
+
+def dropped_at_gate(gates: Sequence[StartGate], job: Payload) -> bool:
+    """Whether one of the start gates dropped ``job`` (the gate did the dropped job's
+    bookkeeping); a gate that raises is logged and the job runs."""
+    for gate in gates:
+        try:
+            if gate(job):
+                return True
+        except Exception:
+            logger.exception("start gate %r failed for jid=%s; running it", gate,
+                             job.get("jid"))
+    return False

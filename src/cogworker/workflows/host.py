@@ -24,6 +24,9 @@ def options_of(app: PluginHost) -> WorkflowOptions:
     """The workflows plugin's options; :class:`WorkflowError` when it is not active."""
     options = app.extras.get(OPTIONS_KEY)
     if not isinstance(options, WorkflowOptions):
+        app.hooks  # noqa: B018 -- loads and configures the plugins (a chain may come first)
+        options = app.extras.get(OPTIONS_KEY)
+    if not isinstance(options, WorkflowOptions):
         raise WorkflowError(f"the {PLUGIN_NAME} plugin is not active in this app, so no "
                             f"step would pass its result on: add {PLUGIN_NAME!r} to "
                             f"default_plugins (or run with --plugin {PLUGIN_NAME}), on the "

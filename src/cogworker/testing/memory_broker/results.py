@@ -1,6 +1,8 @@
 """``broker.extension(RESULTS)`` in memory: results and workflow records, each gone at its
 expiry on the broker's clock; a finished step's push goes onto the broker's own queues
-under the same lock, so finishing a step is as atomic as on Redis."""
+under the same lock, so finishing a step is as atomic as on Redis (in the fake and inline
+test modes it is handed to the mode instead, as a batch's callback is:
+:meth:`~cogworker.testing.memory_broker.state.MemoryState.broker_pushes`)."""
 
 from __future__ import annotations
 
@@ -52,7 +54,7 @@ class MemoryResultStore:
     def finish_step(self, finished: FinishedStep) -> FinishOutcome:
         _check_ttl(finished.ttl)
         state = self._state
-        with state.lock:
+        with state.broker_pushes() as pushes:  # the next step: a push the broker makes itself
             if self._live_result(finished.jid) is not None:
                 return "already"
             until = state.now() + finished.ttl
@@ -69,10 +71,8 @@ class MemoryResultStore:
                 record = dataclasses.replace(record, state="succeeded")
             self._workflows[finished.workflow_id] = (record, until)
             if outcome == "finished" and finished.next is not None:
-                state.queue(finished.next.queue).appendleft(finished.next.raw)
-                state.registered.add(finished.next.queue)
-                state.announce(finished.next.queue)
-            return outcome
+                pushes.append((finished.next.queue, finished.next.raw))
+        return outcome
 
     def fail(self, workflow_id: str, step: int, error: str, ttl: float) -> bool:
         _check_ttl(ttl)
