@@ -7,16 +7,27 @@ folder and runs pytest there in-process, as a user of cogworker would run their 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
+from cogworker.app import App
 from testing.example_project import EXAMPLE_APP, EXAMPLE_CONFTEST
 
 pytest_plugins = ["pytester"]
 
 RunExample = Callable[..., pytest.RunResult]
+
+OFFLINE = "redis://127.0.0.1:1/0"  # nothing listens: the test modes never connect
+
+
+@pytest.fixture
+def app() -> Iterator[App]:
+    """An app whose Redis URL reaches nothing, for tests of the fake and inline modes."""
+    application = App(redis_url=OFFLINE)
+    yield application
+    application.close()
 
 
 @pytest.fixture

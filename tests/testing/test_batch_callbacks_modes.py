@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -16,16 +15,6 @@ from cogworker.core.broker import BATCHES
 from cogworker.core.broker.batches import SettleItem
 from cogworker.testing.memory_broker import MemoryBroker
 from contract.test_batches import QUEUE, TTL, kinds, pushed, seal
-
-OFFLINE = "redis://127.0.0.1:1/0"  # nothing listens: the test modes never connect
-
-
-@pytest.fixture
-def app() -> Iterator[App]:
-    application = App(redis_url=OFFLINE)
-    yield application
-    application.close()
-
 
 Jobs = tuple[list[tuple[Any, ...]], Any, Any, Any]
 """What each test runs: ``(log, row, fragile, notify)``; every job appends to ``log``."""

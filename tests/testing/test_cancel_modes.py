@@ -3,7 +3,6 @@ test's own threads, and cancellations kept for a jid that turns up later."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -12,8 +11,6 @@ import cogworker
 from cogworker.api.cancel import CancelOutcome
 from cogworker.app import App
 from cogworker.workflows import chain
-
-OFFLINE = "redis://127.0.0.1:1/0"  # nothing listens: the test modes never connect
 
 
 class CancelLog:
@@ -25,13 +22,6 @@ class CancelLog:
     @cogworker.hookimpl
     def cogworker_job_cancelled(self, app: Any, job: dict[str, Any], when: str) -> None:
         self.calls.append((str(job["jid"]), when))
-
-
-@pytest.fixture
-def app() -> Iterator[App]:
-    application = App(redis_url=OFFLINE)
-    yield application
-    application.close()
 
 
 @pytest.fixture
@@ -63,18 +53,25 @@ def test_fake_mode_a_recorded_job_is_removed_and_never_runs(
     assert cancels.calls == [(gone, "before_start"), (later, "before_start")]
 
 
-def test_fake_mode_a_recorded_retry_is_cancelled(app: App) -> None:
-    @app.job(name="flaky")
-    def flaky() -> None:
+def _failed_once(app: App, *, retry: bool) -> str:
+    """The jid of a job that failed once in fake mode (then a recorded retry, or dead)."""
+
+    @app.job(name="fails", retry=retry)
+    def fails() -> None:
         raise ValueError("not yet")
 
+    jid = fails.perform_async()
+    assert jid
+    with pytest.raises(ValueError, match="not yet"):
+        app.testing.perform_one(fails)
+    return jid
+
+
+def test_fake_mode_a_recorded_retry_is_cancelled(app: App) -> None:
     with app.testing.fake():
-        jid = flaky.perform_async()
-        assert jid
-        with pytest.raises(ValueError, match="not yet"):
-            app.testing.perform_one(flaky)
+        jid = _failed_once(app, retry=True)
         assert app.cancel(jid).where == "retry"
-        assert app.testing.jobs_of(flaky) == []
+        assert app.testing.jobs_of("fails") == []
 
 
 def test_a_step_cancelled_before_its_push_is_dropped_when_it_would_start(
@@ -112,15 +109,8 @@ def test_inline_mode_a_job_that_ran_is_too_late(app: App) -> None:
 
 
 def test_a_dead_job_is_too_late(app: App) -> None:
-    @app.job(name="doomed", retry=False)
-    def doomed() -> None:
-        raise ValueError("no")
-
     with app.testing.fake():
-        jid = doomed.perform_async()
-        assert jid
-        with pytest.raises(ValueError, match="no"):
-            app.testing.perform_one(doomed)
+        jid = _failed_once(app, retry=False)
         assert app.cancel(jid).outcome is CancelOutcome.TOO_LATE
         assert app.cancel(jid).where == "dead"
 

@@ -4,23 +4,11 @@ workflow may be the first thing a fresh app does."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from cogworker.app import App
 from cogworker.core.job import JobFunction
 from cogworker.workflows import chain, chord, group
-
-OFFLINE = "redis://127.0.0.1:1/0"  # nothing listens: the test modes never connect
-
-
-@pytest.fixture
-def app() -> Iterator[App]:
-    application = App(redis_url=OFFLINE)
-    yield application
-    application.close()
-
 
 Steps = tuple[list[str], JobFunction[[int, int], int], JobFunction[[list[int], str], str]]
 

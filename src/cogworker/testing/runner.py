@@ -21,7 +21,7 @@ from cogworker.core.outage import OutageLog
 from cogworker.core.payload import Payload, encode
 from cogworker.worker.death import release_job_locks
 from cogworker.worker.event_loop import EventLoopThread
-from cogworker.worker.executor import JobRunner, dropped_at_gate
+from cogworker.worker.executor import JobRunner, cancelled_run_bookkeeping, dropped_at_gate
 from cogworker.worker.stats_buffer import StatsBuffer
 
 if TYPE_CHECKING:
@@ -96,8 +96,7 @@ class CallerThreadRunner:
     def _settle_cancelled(self, job: Payload) -> None:
         logger.warning("cancelled: %s jid=%s stopped while running; not retried",
                        job.get("class"), job.get("jid"))
-        release_job_locks(self.app, job, "cancelled")
-        self.app.hooks.job_cancelled(self.app, job, "while_running")
+        cancelled_run_bookkeeping(self.app, job)
 
     def is_running(self, jid: str) -> bool:
         with self._lock:

@@ -158,8 +158,7 @@ class JobRunner:
             logger.warning("cancelled: %s jid=%s queue=%s stopped after %.1f ms; not retried",
                            job.get("class"), job.get("jid"), work.queue, elapsed_ms,
                            extra=extra)
-            release_job_locks(self.app, job, "cancelled")
-            self.hooks.job_cancelled(self.app, job, "while_running")
+            cancelled_run_bookkeeping(self.app, job)
         except BaseException:
             logger.exception("bookkeeping after cancelling jid=%s failed; acknowledging it",
                              job.get("jid"))
@@ -325,3 +324,10 @@ def dropped_at_gate(gates: Sequence[StartGate], job: Payload) -> bool:
             logger.exception("start gate %r failed for jid=%s; running it", gate,
                              job.get("jid"))
     return False
+
+
+def cancelled_run_bookkeeping(app: App, job: Payload) -> None:
+    """After a run its cancellation stopped: its locks released, then
+    ``cogworker_job_cancelled(..., "while_running")``."""
+    release_job_locks(app, job, "cancelled")
+    app.hooks.job_cancelled(app, job, "while_running")
