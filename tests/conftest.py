@@ -23,6 +23,7 @@ import redis
 from hypothesis import settings as hypothesis_settings
 
 from cogworker.core.errors import EmbeddedRedisError
+from cogworker.core.plugin_cache import CACHE_DIR_ENV
 from cogworker.redis.keys import KeySchema
 from cogworker.redis.server import RedisServer, find_redis_server
 from cogworker.redis.server_state import stop_project_server
@@ -32,6 +33,17 @@ from helpers.redis_servers import RedisServerFactory, delete_namespace
 # deadline per example is a timing assertion that a loaded CI machine fails.
 hypothesis_settings.register_profile("cogworker", deadline=None)
 hypothesis_settings.load_profile("cogworker")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The suite's processes keep their plugin-scan cache in a folder of the run's own
+    (inherited by every worker process it starts), never in the user's
+    ``~/.cache/cogworker``, unless the caller chose one."""
+    if CACHE_DIR_ENV not in os.environ:
+        folder = tempfile.mkdtemp(prefix="cogworker-test-cache-")
+        os.environ[CACHE_DIR_ENV] = folder
+        config.add_cleanup(lambda: shutil.rmtree(folder, ignore_errors=True))
+
 
 # The shared test server keeps nothing on disk: no AOF, no RDB snapshots.
 _NO_PERSISTENCE = ("--save", "")

@@ -56,3 +56,25 @@ def test_term_requeues_unfinished_jobs_at_the_head_and_exits_zero(
     assert redis_client.exists(keys.inprogress(identity), keys.workers(identity),
                                keys.process(identity)) == 0
     assert not redis_client.sismember(keys.processes, identity)
+
+
+def test_a_draining_worker_stops_listening_for_remote_control_at_once(
+    start_worker: StartWorker, ledger: Ledger, redis_client: redis.Redis, keys: KeySchema,
+) -> None:
+    push_raw(redis_client, keys, "default", payload("Slow", [5], "default", new_jid()))
+    worker = start_worker(WORK_JOBS, "-c", "1", "-t", "30")
+    channel = keys.signal(identity_of(worker))
+
+    def subscribers() -> int:
+        return int(dict(redis_client.pubsub_numsub(channel))[channel.encode()])
+
+    wait_until(lambda: ledger.count("start") == 1 and subscribers() == 1, 20, worker.output)
+    worker.signal(signal.SIGTERM)
+    # it is already leaving, so it obeys no more orders: the subscription ends as the
+    # drain begins, not after it (the job still has seconds to run)
+    wait_until(lambda: subscribers() == 0, 20, worker.output)
+    assert ledger.count("done") == 0, worker.output()[-3000:]
+    assert redis_client.exists(keys.process(identity_of(worker))) == 1  # live meanwhile
+
+    assert wait_exit(worker, 30) == 0, worker.output()[-3000:]
+    assert ledger.count("done") == 1

@@ -14,9 +14,10 @@ process reads as ready (its presence record says so at once, and systemd hears `
 when ``NOTIFY_SOCKET`` is set); 6. the main thread watches tokens until ``stop`` (with
 ``burst``, also until nothing is left to do).
 
-Stop order: not ready any more (systemd hears ``STOPPING=1``) → Manager (drain up to
-``timeout``, requeue what is unfinished) → ``shutdown`` hooks → poller → heartbeat (remote
-control, presence removed) → fetcher closed. The heartbeat keeps beating during the drain,
+Stop order: not ready any more (systemd hears ``STOPPING=1``; remote control stops
+listening) → Manager (drain up to ``timeout``, requeue what is unfinished) → ``shutdown``
+hooks → poller → heartbeat (remote control's thread joined, presence removed) → fetcher
+closed. The heartbeat keeps beating during the drain,
 so the process stays visible (live, not ready) while jobs finish.
 """
 
@@ -224,6 +225,7 @@ class Launcher:
         if self.heartbeat is not None:
             self.heartbeat.ready = False  # draining: live, but not ready
             self.heartbeat.publish_state()
+            self.heartbeat.end_remote_control()  # its last read ends during the drain
         if self.ticker is not None:
             self.ticker.stop()  # a leaving process claims no new cron slot
         if self.manager is not None:

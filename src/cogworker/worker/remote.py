@@ -10,6 +10,10 @@ subscriber thread itself.
 main thread drains and exits like on SIGTERM. Nothing is queued: a message sent while the
 subscription is down (the broker away, or before :attr:`RemoteControl.listening` is set)
 is lost; ``cogworker ctl`` reports how many processes received it.
+
+A stopping process stops listening as its drain begins (:meth:`RemoteControl.stop_listening`):
+it is already leaving, so there is nothing left to obey, and the subscriber's last read
+slice then passes during the drain instead of after it.
 """
 
 from __future__ import annotations
@@ -64,6 +68,12 @@ class RemoteControl:
             target=self._run, name="cogworker-remote-control", daemon=True
         )
         self._thread.start()
+
+    def stop_listening(self) -> None:
+        """Ask the thread to end without waiting for it: it notices within
+        :data:`READ_SLICE` and closes its subscription; :meth:`stop` then waits only for
+        what is left of that slice."""
+        self._stopping.set()
 
     def stop(self, join_timeout: float = 1.0) -> None:
         """Ask the thread to end and wait up to ``join_timeout`` seconds; never blocks longer.
