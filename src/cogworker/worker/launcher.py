@@ -17,8 +17,8 @@ when ``NOTIFY_SOCKET`` is set); 6. the main thread watches tokens until ``stop``
 Stop order: not ready any more (systemd hears ``STOPPING=1``; remote control stops
 listening) → Manager (drain up to ``timeout``, requeue what is unfinished) → ``shutdown``
 hooks → poller → heartbeat (remote control's thread joined, presence removed) → fetcher
-closed. The heartbeat keeps beating during the drain,
-so the process stays visible (live, not ready) while jobs finish.
+closed. The heartbeat keeps beating during the drain, so the process stays visible (live,
+not ready) while jobs finish.
 """
 
 from __future__ import annotations
