@@ -58,7 +58,7 @@ class AppFeatures:
     def result(self, jid: str) -> JobResult:
         """The stored result of workflow step ``jid`` (``workflows`` plugin):
         ``app.result(jid).get(timeout=5)``. Only steps of a workflow have one."""
-        from cogworker.workflows.results import JobResult
+        from cogworker.workflows import JobResult  # the package first (plugins/workflows.py)
 
         return JobResult(self._app, jid)
 

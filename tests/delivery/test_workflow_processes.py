@@ -310,7 +310,9 @@ def test_a_group_inside_a_chain_whose_launch_is_killed_after_it_ran_starts_once(
     wait_until(lambda: "was started before; not again" in second.output(), WAIT,
                lambda: second.output()[-3000:])
     assert second.stop() == 0
-    assert [starts(ledger, name) for name in ("square", "total")] == [5, 1]
+    assert [starts(ledger, name) for name in ("square", "total")] == [5, 1], (
+        f"{ledger.events()}\nfirst ({first.pid}):\n{first.output()[-3000:]}\nsecond "
+        f"({second.pid}):\n{second.output()[-6000:]}")
     # add may have run twice: its ack is written in a batch off the thread, so the kill can
     # land before it (the launch started at once, fetched ahead); the re-run is the second
     # worker's, finds add's result stored, and pushes nothing

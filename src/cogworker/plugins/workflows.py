@@ -60,15 +60,16 @@ def _register_jobs(app: PluginHost) -> None:
     callback and a worker runs them."""
     def chord_unlock(bid: str, counts: object, workflow_id: str, ttl: float,
                      member_jids: list[str], rest: list[object], step: int) -> None:
-        # the workflow machinery is a worker's: imported by the first run, not at a push
-        from cogworker.workflows.groups import unlock_chord
+        # the workflow machinery is a worker's: imported by the first run, not at a push,
+        # and always through the package (see _marker)
+        from cogworker.workflows import groups
 
-        unlock_chord(app, workflow_id, ttl, member_jids, rest, step)
+        groups.unlock_chord(app, workflow_id, ttl, member_jids, rest, step)
 
     def start_group(result: object, spec: dict[str, Any]) -> None:
-        from cogworker.workflows.groups import launch_group  # as above: a worker's
+        from cogworker.workflows import groups  # as above: a worker's, through the package
 
-        launch_group(app, result, spec)
+        groups.launch_group(app, result, spec)
 
     app.registry.register(chord_unlock, name=CHORD_UNLOCK, options={}, plugin=PLUGIN_NAME)
     app.registry.register(start_group, name=GROUP_LAUNCH, options={}, plugin=PLUGIN_NAME)
@@ -83,10 +84,15 @@ def _store(app: PluginHost) -> ResultStore | None:
 
 
 def _marker(job: Payload) -> StepMarker | None:
-    from cogworker.workflows.steps import StepMarker  # only for a step: off the push path
+    # Only for a step: off the push path. Through the package, never as
+    # cogworker.workflows.steps: a thread importing a submodule first holds that module's
+    # import lock while the package's __init__ imports the others, so two processor threads
+    # doing it at once (a step finishing, a group launching) deadlock, and Python breaks
+    # the cycle with an ImportError in one of them, failing that job.
+    from cogworker.workflows import steps
 
     try:
-        return StepMarker.parse(job[MARKER])
+        return steps.StepMarker.parse(job[MARKER])
     except ValueError as exc:
         logger.error("jid=%s carries a malformed workflow field; it ran as a plain job: %s",
                      job.get("jid"), exc)
@@ -116,9 +122,9 @@ def finish_step(app: PluginHost, job: Payload, result: object) -> None:
         logger.error("workflow %s failed: %s", marker.workflow_id, error)
         store.fail(marker.workflow_id, marker.step, error, marker.ttl)
         return
-    from cogworker.workflows.finishing import write_finished  # a worker's, as _marker's
+    from cogworker.workflows import finishing  # a worker's, through the package as in _marker
 
-    write_finished(store, marker.finished(jid, text, app.clock()))
+    finishing.write_finished(store, marker.finished(jid, text, app.clock()))
 
 
 def _server_middleware(app: PluginHost) -> ServerMiddleware:
