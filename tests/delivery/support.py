@@ -9,6 +9,7 @@ so a second execution of a jid can be checked against the kills that explain it.
 
 from __future__ import annotations
 
+import json
 import re
 import signal
 import time
@@ -302,6 +303,12 @@ def inprogress_entries(client: redis.Redis, keys: KeySchema) -> dict[str, int]:
         if length:
             found[as_text(key)[len(prefix):]] = length
     return found
+
+
+def held_payloads(client: redis.Redis, keys: KeySchema) -> list[dict[str, Any]]:
+    """The payloads on every in-progress list of the namespace, parsed."""
+    return [json.loads(raw) for key in client.scan_iter(match=keys.inprogress_prefix + "*")
+            for raw in client.lrange(key, 0, -1)]
 
 
 def assert_drained(client: redis.Redis, keys: KeySchema, queues: Sequence[str] = ("default",),

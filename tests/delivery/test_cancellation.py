@@ -4,7 +4,6 @@ process was SIGKILLed is not run again when it is recovered."""
 
 from __future__ import annotations
 
-import json
 import time
 
 import pytest
@@ -13,6 +12,7 @@ import redis
 from cogworker.api.cancel import CancelOutcome
 from cogworker.redis.keys import KeySchema
 from delivery.conftest import MakeClient, StartAppWorker
+from delivery.support import held_payloads
 from helpers.workers import Ledger, wait_until
 
 pytestmark = pytest.mark.slow
@@ -110,6 +110,5 @@ def test_a_cancelled_job_recovered_from_a_killed_process_does_not_run_again(
     assert second.stop() == 0
     assert started(ledger, "sleeper") == 1  # recovered, dropped, never run again
     assert nothing_waits(redis_client, keys)
-    held = [json.loads(raw)["jid"] for key in redis_client.scan_iter(f"{keys.inprogress_prefix}*")
-            for raw in redis_client.lrange(key, 0, -1)]
+    held = [payload["jid"] for payload in held_payloads(redis_client, keys)]
     assert jid not in held

@@ -4,7 +4,6 @@ and the next step runs exactly once (counted in a ledger outside Redis)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +17,7 @@ from cogworker.plugins.workflows_names import CHORD_UNLOCK, GROUP_LAUNCH
 from cogworker.redis.keys import KeySchema
 from cogworker.workflows import WorkflowFailedError, WorkflowResult, chain, chord, group
 from delivery.conftest import APP_HEADER, StartAppWorker
+from delivery.support import held_payloads
 from helpers.workers import Ledger, wait_until
 
 pytestmark = pytest.mark.slow
@@ -172,14 +172,6 @@ def test_a_chain_of_three_runs_end_to_end_on_a_worker_process(
     assert worker.stop() == 0
 
 
-def held_classes(redis_client: redis.Redis, keys: KeySchema) -> list[str]:
-    """The classes of the jobs on every in-progress list of the namespace."""
-    held = []
-    for key in redis_client.scan_iter(match=keys.inprogress_prefix + "*"):
-        held += [json.loads(raw)["class"] for raw in redis_client.lrange(key, 0, -1)]
-    return held
-
-
 def test_a_step_killed_while_it_runs_runs_again_and_the_chain_completes_once(
         redis_url: str, ledger: Ledger, app_worker: StartAppWorker, client: Client,
         tmp_path: Path, redis_client: redis.Redis, keys: KeySchema) -> None:
@@ -189,7 +181,8 @@ def test_a_step_killed_while_it_runs_runs_again_and_the_chain_completes_once(
     # Killed only once add's ack is written: a job finished just before a kill whose ack
     # had not reached Redis runs again, as docs/explanation/delivery.md allows.
     wait_until(lambda: starts(ledger, "slow_double") == 1
-               and held_classes(redis_client, keys) == ["slow_double"],
+               and [job["class"] for job in held_payloads(redis_client, keys)]
+               == ["slow_double"],
                WAIT, lambda: first.output()[-3000:])
 
     first.kill()

@@ -5,16 +5,21 @@ Each check runs in a fresh interpreter (nothing of ``cogworker.workflows`` impor
 where three threads released together by a barrier take the plugin's three first-use
 paths: a step's marker read, a group's launch (the plugin's own job) and ``app.result``.
 Before the imports went through the package, Python broke the import-lock cycle between
-them with an ImportError (or a ``_DeadlockError``) in every such run.
+them with an ImportError (or a ``_DeadlockError``) in every such run. The last test keeps
+every other runtime import of the machinery going through the package too.
 """
 
 from __future__ import annotations
 
+import ast
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
+
+import cogworker
 
 RACE = r"""
 import json
@@ -71,3 +76,23 @@ def test_three_threads_importing_the_workflow_machinery_at_once_all_succeed(
                           timeout=120, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     assert json.loads(done.stdout.strip().splitlines()[-1]) == [], done.stderr[-3000:]
+
+
+def _runtime_submodule_imports(path: Path) -> list[str]:
+    """``from cogworker.workflows.<module> import ...`` in ``path`` outside ``if
+    TYPE_CHECKING:`` blocks, as ``file:line``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    typing_only = {id(node) for block in ast.walk(tree)
+                   if isinstance(block, ast.If) and ast.unparse(block.test) == "TYPE_CHECKING"
+                   for node in ast.walk(block)}
+    return [f"{path}:{node.lineno}" for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and id(node) not in typing_only
+            and (node.module or "").startswith("cogworker.workflows.")]
+
+
+def test_code_outside_the_package_imports_the_workflow_machinery_through_the_package() -> None:
+    source = Path(cogworker.__file__).parent
+    package = source / "workflows"
+    found = [hit for path in sorted(source.rglob("*.py")) if package not in path.parents
+             for hit in _runtime_submodule_imports(path)]
+    assert found == [], "import these as `from cogworker.workflows import <module>`"

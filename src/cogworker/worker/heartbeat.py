@@ -240,11 +240,6 @@ class Heartbeat:
         }
 
     # stop ----------------------------------------------------------------------------------
-    def end_remote_control(self) -> None:
-        """Stop obeying remote control now (a draining process is already leaving); the
-        beats go on until :meth:`stop`, which waits for the subscriber's end."""
-        self.remote.stop_listening()
-
     def stop(self) -> None:
         """Stop both threads (each joined at most 1 s), then remove the presence records.
 

@@ -225,7 +225,7 @@ class Launcher:
         if self.heartbeat is not None:
             self.heartbeat.ready = False  # draining: live, but not ready
             self.heartbeat.publish_state()
-            self.heartbeat.end_remote_control()  # its last read ends during the drain
+            self.heartbeat.remote.stop_listening()  # its last read ends during the drain
         if self.ticker is not None:
             self.ticker.stop()  # a leaving process claims no new cron slot
         if self.manager is not None:
