@@ -244,4 +244,5 @@ class RedisBroker:
     def close(self) -> None:
         """Disconnect every pooled and push connection (they reopen if used again)."""
         self._queues.close()
+        self._scripts.lanes.close()
         self._client.connection_pool.disconnect()

@@ -31,6 +31,7 @@ from cogworker.redis.errors import translate_errors
 from cogworker.redis.filing import bury_repeat_orphans, file_unsettled, unsettled_record
 from cogworker.redis.held_recovery import Recovery
 from cogworker.redis.keys import KeySchema
+from cogworker.redis.lanes import ACKNOWLEDGEMENTS, CLAIMS
 from cogworker.redis.quarantine import KeyGuard
 from cogworker.redis.queue_store import blocking_seconds
 from cogworker.redis.replies import text, wire
@@ -69,9 +70,9 @@ class RedisHeldJobStore:
         return None
 
     def _run(self, name: str, holder: str, keys: Sequence[str],
-             args: Sequence[str | bytes | float | int]) -> Any:
+             args: Sequence[str | bytes | float | int], lane: str | None = None) -> Any:
         return self._scripts.run(LUA_PACKAGE, name, keys=[self._keys.inprogress(holder), *keys],
-                                 args=args)
+                                 args=args, lane=lane)
 
     # claiming --------------------------------------------------------------------------
     def claim(self, holder: str, order: Sequence[str], max_jobs: int) -> ClaimBatch:
@@ -87,7 +88,7 @@ class RedisHeldJobStore:
         def take(full: int) -> list[Any]:
             return cast("list[Any]", self._scripts.run(
                 LUA_PACKAGE, "held_claim", keys=[keys.paused_queues, *queue_keys, held],
-                args=[max_jobs, full, *queues]))
+                args=[max_jobs, full, *queues], lane=CLAIMS))
 
         expected = {keys.paused_queues: "set", held: "list",
                     **dict.fromkeys(queue_keys, "list")}
@@ -129,7 +130,8 @@ class RedisHeldJobStore:
         if not works:
             return 0
         counters = [settled_counter_key(self._keys, work.raw) for work in works]
-        return int(self._run("held_release", holder, counters, [wire(w.raw) for w in works]))
+        return int(self._run("held_release", holder, counters, [wire(w.raw) for w in works],
+                             lane=ACKNOWLEDGEMENTS))
 
     def return_to_queue(self, holder: str, work: UnitOfWork,
                         relock: Relock | None = None) -> bool:

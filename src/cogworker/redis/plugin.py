@@ -24,6 +24,7 @@ from cogworker.core.settings import Settings
 from cogworker.redis.broker import RedisBroker
 from cogworker.redis.connection import is_cluster_url, make_client, redact_url
 from cogworker.redis.keys import KeySchema
+from cogworker.redis.lanes import LANES
 
 logger = logging.getLogger(__name__)
 
@@ -34,8 +35,9 @@ REDIS_SCHEMES: tuple[str, ...] = (
 PLUGIN_NAME = "redis"
 OPTIONS = (AliasedOption("cluster", alias="cluster"),
            AliasedOption("push_busy_wait", alias="push_busy_wait"))
-SPARE_CONNECTIONS = 5
-"""Pool connections beyond one per job thread: heartbeat, poller, ticker, fetch, pushes."""
+SPARE_CONNECTIONS = 5 + len(LANES)
+"""Pool connections beyond one per job thread: heartbeat, poller, ticker, fetch, pushes,
+and the lanes of the claims and acknowledgements (:mod:`cogworker.redis.scripts`)."""
 
 
 def resolve_url(settings: Settings, project_dir: Path, may_start_server: bool) -> str:

@@ -21,11 +21,12 @@ import redis
 from redis.commands.core import Script
 
 from cogworker.redis.errors import translate_errors
+from cogworker.redis.lanes import Lanes
 
 KeyOrArg = str | bytes | int | float
 
 NOSCRIPT_ROUNDS = 3
-"""How many times a script is tried, each time with redis-py's own load on NOSCRIPT: a
+"""How many times a script is loaded after a NOSCRIPT reply before that reply is raised: a
 script flushed again between that load and its EVALSHA (a second SCRIPT FLUSH, a failover
 to a replica without it) is loaded once more. NOSCRIPT means the script did not run, so
 running it again is safe."""
@@ -64,6 +65,7 @@ class Scripts:
         self._client = client
         self._scripts: dict[tuple[str, str], Script] = {}
         self._lock = threading.Lock()
+        self.lanes = Lanes(client)
 
     def get(self, package: str, name: str) -> Script:
         key = (package, name)
@@ -83,14 +85,44 @@ class Scripts:
         keys: Sequence[KeyOrArg],
         args: Sequence[KeyOrArg] = (),
         client: Any = None,
+        lane: str | None = None,
     ) -> Any:
-        """Run a script (EVALSHA, loading it on NOSCRIPT); Redis errors are translated."""
+        """Run a script (EVALSHA, loading it on NOSCRIPT); Redis errors are translated.
+
+        The EVALSHA goes to the client's ``execute_command`` itself: redis-py's ``Script``
+        call around it (an import, a pipeline check and the ``evalsha`` layers) cost a
+        worker's acknowledgement and claim a fifth of their instructions. A pipeline passed
+        as ``client`` goes through ``Script``, which queues the script with it; ``lane``
+        (one of :data:`~cogworker.redis.lanes.LANES`, without ``client``) runs it on that
+        lane's connection (:mod:`cogworker.redis.lanes`).
+        """
         script = self.get(package, name)
+        if client is not None and isinstance(client, redis.client.Pipeline):
+            return self._run_queued(script, keys, args, client)
+        with translate_errors():
+            if lane is None:
+                return _evalsha(self._client if client is None else client, script, keys, args)
+            with self.lanes.use(lane) as target:
+                return _evalsha(target, script, keys, args)
+
+    @staticmethod
+    def _run_queued(script: Script, keys: Sequence[KeyOrArg], args: Sequence[KeyOrArg],
+                    pipeline: Any) -> Any:
         listed_keys, listed_args = cast(Any, list(keys)), cast(Any, list(args))
         with translate_errors():
-            for _ in range(NOSCRIPT_ROUNDS - 1):
-                try:
-                    return script(keys=listed_keys, args=listed_args, client=client)
-                except redis.exceptions.NoScriptError:
-                    continue
-            return script(keys=listed_keys, args=listed_args, client=client)
+            return script(keys=listed_keys, args=listed_args, client=pipeline)
+
+
+def _evalsha(client: Any, script: Script, keys: Sequence[KeyOrArg],
+             args: Sequence[KeyOrArg]) -> Any:
+    """EVALSHA on ``client``, loading the script again after a NOSCRIPT reply, up to
+    :data:`NOSCRIPT_ROUNDS` times."""
+    loads = 0
+    while True:
+        try:
+            return client.execute_command("EVALSHA", script.sha, len(keys), *keys, *args)
+        except redis.exceptions.NoScriptError:
+            if loads == NOSCRIPT_ROUNDS:
+                raise
+            client.script_load(script.script)
+            loads += 1
