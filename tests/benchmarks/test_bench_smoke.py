@@ -283,6 +283,30 @@ def test_hot_path_refuses_zero_jobs() -> None:
     assert "--n" in done.stderr
 
 
+@pytest.mark.slow
+def test_the_thread_floor_prints_a_row_unpinned_and_a_row_pinned(
+    redis_server_binary: str,
+) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks.thread_floor", "--n", "200", "--runs", "1",
+         "--threads", "3"],
+        cwd=ROOT, capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "3 threads, 200 jobs, 1 run(s) each" in done.stdout
+    header, *rows = _table_rows(done.stdout)
+    assert header == ["threads on", "CPU µs per job", "jobs/s", "context switches per job"]
+    assert [row[0] for row in rows] == ["every CPU (unpinned)", "one CPU (pinned)"]
+    assert all(float(row[2].replace(",", "")) > 0 for row in rows)
+
+
+def test_the_thread_floor_refuses_zero_threads() -> None:
+    done = subprocess.run([sys.executable, "-m", "benchmarks.thread_floor", "--threads", "0"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 2
+    assert "--threads" in done.stderr
+
+
 def test_the_run_script_parses_and_each_subcommand_names_a_benchmark_module() -> None:
     script = ROOT / "benchmarks" / "run"
     subprocess.run(["bash", "-n", str(script)], check=True)  # a missing `fi` fails here
