@@ -32,8 +32,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from benchmarks.context import machine_line
-from benchmarks.counter import COUNTER_ENV
-from benchmarks.environment import BenchEnvironment, repository_root
+from benchmarks.environment import BenchEnvironment, child_environment, repository_root
 
 MODES = ("unpinned", "pinned")
 
@@ -74,15 +73,11 @@ def _child(url: str, count: int, threads: int, mode: str) -> None:
                       "switches": switches / count}))
 
 
-def _run(python: str, url: str, options: argparse.Namespace, mode: str,
-         counter: Path) -> dict[str, float]:
-    env = {**os.environ, COUNTER_ENV: str(counter),
-           "PYTHONPATH": os.pathsep.join([str(repository_root()),
-                                          os.environ.get("PYTHONPATH", "")])}
-    done = subprocess.run([python, "-m", "benchmarks.thread_floor", "--child", url,
+def _run(url: str, options: argparse.Namespace, mode: str, counter: Path) -> dict[str, float]:
+    done = subprocess.run([sys.executable, "-m", "benchmarks.thread_floor", "--child", url,
                            str(options.n), str(options.threads), mode],
-                          env=env, cwd=repository_root(), capture_output=True, text=True,
-                          check=True, timeout=600)
+                          env=child_environment(url, counter), cwd=repository_root(),
+                          capture_output=True, text=True, check=True, timeout=600)
     return dict(json.loads(done.stdout.splitlines()[-1]))
 
 
@@ -130,7 +125,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             for number in range(options.runs):
                 for mode in MODES:
                     counter = work / f"counter-{mode}-{number}"
-                    results[mode].append(_run(sys.executable, env.url, options, mode, counter))
+                    results[mode].append(_run(env.url, options, mode, counter))
     _report(results, options)
 
 

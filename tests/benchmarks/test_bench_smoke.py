@@ -29,17 +29,24 @@ def _table_rows(output: str) -> list[list[str]]:
     return [[cell.strip() for cell in line.strip("|").split("|")] for line in lines]
 
 
+def _run_benchmark(module: str, *options: str, timeout: float = 60,
+                   redis_server: str | None = None) -> subprocess.CompletedProcess[str]:
+    """``python -m module options`` from the repository root; ``redis_server`` is the
+    binary its private Redis runs (``COGWORKER_REDIS_SERVER``)."""
+    env = None if redis_server is None else {**os.environ,
+                                             "COGWORKER_REDIS_SERVER": redis_server}
+    return subprocess.run([sys.executable, "-m", module, *options], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=timeout, check=False)
+
+
 @pytest.mark.slow
 def test_harness_prints_one_row_per_system_with_every_column(
     redis_server_binary: str, tmp_path: Path
 ) -> None:
     raw = tmp_path / "figures.json"
-    done = subprocess.run(
-        [sys.executable, "-m", "benchmarks", "--systems", ",".join(SYSTEMS), "--n", "200",
-         "--runs", "1", "--probes", "10", "--probe-interval-ms", "5", "--timeout", "60",
-         "--json", str(raw)],
-        cwd=ROOT, capture_output=True, text=True, timeout=110, check=False,
-    )
+    done = _run_benchmark(
+        "benchmarks", "--systems", ",".join(SYSTEMS), "--n", "200", "--runs", "1", "--probes",
+        "10", "--probe-interval-ms", "5", "--timeout", "60", "--json", str(raw), timeout=110)
     assert done.returncode == 0, done.stdout + done.stderr
 
     header, *rows = _table_rows(done.stdout)
@@ -57,10 +64,7 @@ def test_harness_prints_one_row_per_system_with_every_column(
 
 @pytest.mark.slow
 def test_round_trip_prints_each_loop_both_ways(redis_server_binary: str) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "benchmarks.round_trip", "--n", "50", "--runs", "1"],
-        cwd=ROOT, capture_output=True, text=True, timeout=60, check=False,
-    )
+    done = _run_benchmark("benchmarks.round_trip", "--n", "50", "--runs", "1")
     assert done.returncode == 0, done.stdout + done.stderr
     rows = _table_rows(done.stdout)
     assert rows[0] == ["loop", "how", "µs per push (wall)", "µs per push (CPU of this process)"]
@@ -74,11 +78,8 @@ def test_round_trip_prints_each_loop_both_ways(redis_server_binary: str) -> None
 
 
 def test_log_lines_prints_every_way_of_both_formats() -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "benchmarks.log_lines", "--n", "200", "--runs", "1",
-         "--threads", "2"],
-        cwd=ROOT, capture_output=True, text=True, timeout=60, check=False,
-    )
+    done = _run_benchmark("benchmarks.log_lines", "--n", "200", "--runs", "1",
+                          "--threads", "2")
     assert done.returncode == 0, done.stdout + done.stderr
     rows = _table_rows(done.stdout)
     assert rows[0] == ["format", "way", "CPU µs per job (both lines)"]
@@ -95,8 +96,7 @@ def test_log_lines_prints_every_way_of_both_formats() -> None:
 
 
 def test_log_lines_refuses_zero_threads() -> None:
-    done = subprocess.run([sys.executable, "-m", "benchmarks.log_lines", "--threads", "0"],
-                          cwd=ROOT, capture_output=True, text=True, timeout=60, check=False)
+    done = _run_benchmark("benchmarks.log_lines", "--threads", "0")
     assert done.returncode == 2
     assert "--threads must be at least 1" in done.stderr
 
@@ -133,8 +133,7 @@ s on CI with the other legs beside it (each of its 12 cells starts, drains and s
 
 def _run_matrix(*options: str,
                 timeout: float = MATRIX_TIMEOUT) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "benchmarks", "matrix", *options], cwd=ROOT,
-                          capture_output=True, text=True, timeout=timeout, check=False)
+    return _run_benchmark("benchmarks", "matrix", *options, timeout=timeout)
 
 
 @pytest.mark.slow
@@ -205,11 +204,8 @@ def test_matrix_rejects_bad_options_with_usage_error(options: tuple[str, ...],
 
 @pytest.mark.slow
 def test_plugin_cost_prints_a_row_per_variant(redis_server_binary: str) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "benchmarks.plugin_cost", "--variant", "metrics", "--n", "200",
-         "--runs", "1", "--timeout", "60"],
-        cwd=ROOT, capture_output=True, text=True, timeout=110, check=False,
-    )
+    done = _run_benchmark("benchmarks.plugin_cost", "--variant", "metrics", "--n", "200",
+                          "--runs", "1", "--timeout", "60", timeout=110)
     assert done.returncode == 0, done.stdout + done.stderr
 
     header, *rows = _table_rows(done.stdout)
@@ -219,20 +215,15 @@ def test_plugin_cost_prints_a_row_per_variant(redis_server_binary: str) -> None:
 
 
 def test_plugin_cost_needs_a_variant() -> None:
-    done = subprocess.run([sys.executable, "-m", "benchmarks.plugin_cost"], cwd=ROOT,
-                          capture_output=True, text=True, timeout=60, check=False)
+    done = _run_benchmark("benchmarks.plugin_cost")
     assert done.returncode == 2
     assert "--variant" in done.stderr
 
 
 @pytest.mark.slow
 def test_the_batches_benchmark_prints_its_three_rows(redis_server_binary: str) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "benchmarks.batches", "--n", "200", "--size", "50",
-         "--runs", "1"],
-        cwd=ROOT, capture_output=True, text=True, timeout=110, check=False,
-        env={**os.environ, "COGWORKER_REDIS_SERVER": redis_server_binary},
-    )
+    done = _run_benchmark("benchmarks.batches", "--n", "200", "--size", "50", "--runs", "1",
+                          timeout=110, redis_server=redis_server_binary)
     assert done.returncode == 0, done.stdout + done.stderr
 
     header, *rows = _table_rows(done.stdout)
@@ -244,12 +235,9 @@ def test_the_batches_benchmark_prints_its_three_rows(redis_server_binary: str) -
 
 @pytest.mark.slow
 def test_the_workflows_benchmark_prints_its_three_rows(redis_server_binary: str) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "benchmarks.workflows", "--n", "200", "--length", "10",
-         "--width", "50", "--runs", "1"],
-        cwd=ROOT, capture_output=True, text=True, timeout=110, check=False,
-        env={**os.environ, "COGWORKER_REDIS_SERVER": redis_server_binary},
-    )
+    done = _run_benchmark("benchmarks.workflows", "--n", "200", "--length", "10",
+                          "--width", "50", "--runs", "1", timeout=110,
+                          redis_server=redis_server_binary)
     assert done.returncode == 0, done.stdout + done.stderr
 
     header, *rows = _table_rows(done.stdout)
@@ -261,11 +249,9 @@ def test_the_workflows_benchmark_prints_its_three_rows(redis_server_binary: str)
 @pytest.mark.parametrize("tool", ["cpu", "cprofile"])
 def test_hot_path_prints_the_figure_per_job(redis_server_binary: str, tool: str,
                                             tmp_path: Path) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "benchmarks.hot_path", "--n", "50", "--runs", "1",
-         "--plugins", "status,history", "--tool", tool, "--keep", str(tmp_path)],
-        cwd=ROOT, capture_output=True, text=True, timeout=110, check=False,
-    )
+    done = _run_benchmark("benchmarks.hot_path", "--n", "50", "--runs", "1",
+                          "--plugins", "status,history", "--tool", tool,
+                          "--keep", str(tmp_path), timeout=110)
     assert done.returncode == 0, done.stdout + done.stderr
 
     assert "plugins=status,history n=50 runs=1" in done.stdout
@@ -277,8 +263,7 @@ def test_hot_path_prints_the_figure_per_job(redis_server_binary: str, tool: str,
 
 
 def test_hot_path_refuses_zero_jobs() -> None:
-    done = subprocess.run([sys.executable, "-m", "benchmarks.hot_path", "--n", "0"], cwd=ROOT,
-                          capture_output=True, text=True, timeout=60, check=False)
+    done = _run_benchmark("benchmarks.hot_path", "--n", "0")
     assert done.returncode == 2
     assert "--n" in done.stderr
 
@@ -287,11 +272,8 @@ def test_hot_path_refuses_zero_jobs() -> None:
 def test_the_thread_floor_prints_a_row_unpinned_and_a_row_pinned(
     redis_server_binary: str,
 ) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "benchmarks.thread_floor", "--n", "200", "--runs", "1",
-         "--threads", "3"],
-        cwd=ROOT, capture_output=True, text=True, timeout=120, check=False,
-    )
+    done = _run_benchmark("benchmarks.thread_floor", "--n", "200", "--runs", "1",
+                          "--threads", "3", timeout=120, redis_server=redis_server_binary)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "3 threads, 200 jobs, 1 run(s) each" in done.stdout
     header, *rows = _table_rows(done.stdout)
@@ -301,8 +283,7 @@ def test_the_thread_floor_prints_a_row_unpinned_and_a_row_pinned(
 
 
 def test_the_thread_floor_refuses_zero_threads() -> None:
-    done = subprocess.run([sys.executable, "-m", "benchmarks.thread_floor", "--threads", "0"],
-                          cwd=ROOT, capture_output=True, text=True, timeout=60, check=False)
+    done = _run_benchmark("benchmarks.thread_floor", "--threads", "0")
     assert done.returncode == 2
     assert "--threads" in done.stderr
 
@@ -320,12 +301,8 @@ def test_the_run_script_parses_and_each_subcommand_names_a_benchmark_module() ->
 def test_the_memory_probe_prints_a_row_per_probe_and_the_lines_that_grew(
     redis_server_binary: str,
 ) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "benchmarks.memory_probe", "--n", "600", "--checkpoints", "3",
-         "--tracemalloc"],
-        cwd=ROOT, capture_output=True, text=True, timeout=110, check=False,
-        env={**os.environ, "COGWORKER_REDIS_SERVER": redis_server_binary},
-    )
+    done = _run_benchmark("benchmarks.memory_probe", "--n", "600", "--checkpoints", "3",
+                          "--tracemalloc", timeout=110, redis_server=redis_server_binary)
     assert done.returncode == 0, done.stdout + done.stderr
 
     header, *rows = _table_rows(done.stdout)
@@ -341,7 +318,6 @@ def test_the_memory_probe_prints_a_row_per_probe_and_the_lines_that_grew(
 @pytest.mark.parametrize("options", [("--checkpoints", "1"), ("--n", "5", "--checkpoints", "6"),
                                      ("--frames", "0")])
 def test_the_memory_probe_rejects_bad_options_with_usage_error(options: tuple[str, ...]) -> None:
-    done = subprocess.run([sys.executable, "-m", "benchmarks.memory_probe", *options],
-                          cwd=ROOT, capture_output=True, text=True, timeout=60, check=False)
+    done = _run_benchmark("benchmarks.memory_probe", *options)
     assert done.returncode == 2
     assert "usage:" in done.stderr

@@ -97,7 +97,7 @@ class Scripts:
         lane's connection (:mod:`cogworker.redis.lanes`).
         """
         script = self.get(package, name)
-        if client is not None and isinstance(client, redis.client.Pipeline):
+        if isinstance(client, redis.client.Pipeline):
             return self._run_queued(script, keys, args, client)
         with translate_errors():
             if lane is None:
