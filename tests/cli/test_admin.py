@@ -184,7 +184,7 @@ def test_ctl_signals_a_listening_process(run: Run, redis_client: redis.Redis,
                                          keys: KeySchema) -> None:
     beat(redis_client, keys, "box:1:abc")
     beat(redis_client, keys, "box:2:def")
-    pubsub = redis_client.pubsub(ignore_subscribe_messages=True)  # type: ignore[no-untyped-call]
+    pubsub = redis_client.pubsub(ignore_subscribe_messages=True)  # type: ignore[no-untyped-call, unused-ignore]
     pubsub.subscribe(keys.signal("box:1:abc"))
     pubsub.get_message(timeout=5)
 

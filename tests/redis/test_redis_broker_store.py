@@ -69,7 +69,7 @@ def test_store_pushes_one_job_in_one_round_trip(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     broker.ping()  # open the connection first: its handshake is not part of the store
-    listener = redis_client.pubsub()  # type: ignore[no-untyped-call]
+    listener = redis_client.pubsub()  # type: ignore[no-untyped-call, unused-ignore]
     listener.subscribe(keys.wakeup)  # a worker waiting on several queues: PUBLISH is sent
     assert listener.get_message(timeout=5.0) is not None  # the subscription is confirmed
     warm_up = job()

@@ -53,7 +53,7 @@ def no_warnings(caplog: pytest.LogCaptureFixture) -> Iterator[None]:
 
 
 def listen(client: redis.Redis, channel: str) -> Any:
-    listener = client.pubsub()  # type: ignore[no-untyped-call]
+    listener = client.pubsub()  # type: ignore[no-untyped-call, unused-ignore]
     listener.subscribe(channel)
     confirmation = listener.get_message(timeout=5.0)
     assert confirmation is not None and confirmation["type"] in ("subscribe", b"subscribe")

@@ -61,7 +61,7 @@ def push_connection_ids(client: redis.Redis, before: set[str]) -> list[str]:
 
 def listening(client: redis.Redis, channel: str) -> Any:
     """A subscription to ``channel``, confirmed by Redis before this returns."""
-    listener = client.pubsub()  # type: ignore[no-untyped-call]
+    listener = client.pubsub()  # type: ignore[no-untyped-call, unused-ignore]
     listener.subscribe(channel)
     confirmation = listener.get_message(timeout=5.0)
     assert confirmation is not None and confirmation["type"] == "subscribe"

@@ -129,7 +129,7 @@ def test_fleet_pages(web_app: App, seeded: Seeded) -> None:
     assert card.running == 3 and len(card.jobs) == 2 and card.beat_age is not None
     by_memory = process_page(web_app, sort="memory")
     assert by_memory.cards[0].process.identity == seeded.processes[1]
-    pubsub = client_of(web_app).pubsub()  # type: ignore[no-untyped-call]
+    pubsub = client_of(web_app).pubsub()  # type: ignore[no-untyped-call, unused-ignore]
     pubsub.subscribe(*(keys_of(web_app).signal(i) for i in seeded.processes))
     deadline = time.monotonic() + 5
     while pubsub.get_message(timeout=0.2) is not None and time.monotonic() < deadline:

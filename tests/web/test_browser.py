@@ -26,7 +26,7 @@ pytestmark = pytest.mark.slow
 @contextmanager
 def signals(app: App, identity: str) -> Iterator[list[bytes]]:
     """Collect what is published on a process's control channel."""
-    pubsub = client_of(app).pubsub()  # type: ignore[no-untyped-call]
+    pubsub = client_of(app).pubsub()  # type: ignore[no-untyped-call, unused-ignore]
     pubsub.subscribe(keys_of(app).signal(identity))
     while pubsub.get_message(timeout=1.0) is None:
         pass  # wait for the subscribe confirmation

@@ -138,7 +138,7 @@ def _sentinel_client(url: str, max_connections: int, decode_responses: bool) -> 
             f"({exc})"
         ) from exc
     auth = _auth(parts)
-    sentinel = Sentinel(  # type: ignore[no-untyped-call]
+    sentinel = Sentinel(  # type: ignore[no-untyped-call, unused-ignore]
         sentinels,
         sentinel_kwargs={**auth, "socket_timeout": POOL_TIMEOUT},
         **auth,
@@ -146,7 +146,7 @@ def _sentinel_client(url: str, max_connections: int, decode_responses: bool) -> 
     options = _connection_options(decode_responses)
     if parts.scheme.lower() == "rediss+sentinel":
         options["ssl"] = True
-    client: redis.Redis = sentinel.master_for(  # type: ignore[no-untyped-call]
+    client: redis.Redis = sentinel.master_for(  # type: ignore[no-untyped-call, unused-ignore]
         service_name, db=db, max_connections=max_connections, **options
     )
     return client

@@ -61,7 +61,7 @@ class RedisSubscription:
             max_connections=1,
             **source.connection_kwargs,
         )
-        pubsub = redis.Redis(connection_pool=pool).pubsub()  # type: ignore[no-untyped-call]
+        pubsub = redis.Redis(connection_pool=pool).pubsub()  # type: ignore[no-untyped-call, unused-ignore]
         subscription = cls(pool, pubsub, channel)
         try:
             with translate_errors():
