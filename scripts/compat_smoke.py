@@ -1,6 +1,6 @@
 """The compatibility smoke: a user's ``pip install cogworker`` on every redis-py it admits.
 
-    scripts/compat-smoke [--versions 5.0.2,8.2.0] [--hiredis no|yes|both]
+    scripts/compat-smoke [--versions 5.0.2,8.1.0] [--hiredis no|yes|both]
                          [--python PATH] [--server PATH]
 
 For each redis-py version (default: ``SMOKE_VERSIONS`` of ``scripts/legs.py``: the floor
