@@ -150,3 +150,42 @@ def test_ready_jobs_are_handed_back_whole(intakes: list[Intake], ready: int) -> 
     assert len(intake.ready_raws()) == ready
     assert len(intake.take_ready()) == ready
     assert intake.ready_raws() == set()
+
+
+def unstarted_intake(fetcher: QueueFetcher) -> Intake:
+    """An Intake whose fetch-ahead thread never runs: only the idle threads' fetches."""
+    app = cogworker.App(redis_url="redis://127.0.0.1:1/0", concurrency=10)
+    return Intake(app, cast(Any, fetcher), OutageLog(), cast(Any, Stats()),
+                  may_fetch=lambda: True, stopping=threading.Event())
+
+
+def test_after_a_full_fetch_an_idle_thread_takes_jobs_without_waiting_and_times_it() -> None:
+    fetcher = QueueFetcher(3)
+    intake = unstarted_intake(fetcher)
+    intake.depth.job_ran(1.0)  # long jobs: once the round trip is known, nothing waits here
+    assert intake.depth.refill_to() == 1  # the round trip is not known yet
+    assert intake.next_work() is not None
+    assert intake.next_work() is not None  # the one fetched beside it
+    assert fetcher.calls == [(FETCH_TIMEOUT, 2)]  # full: the queue may hold more
+    assert intake.next_work() is not None
+    assert fetcher.calls[1:] == [(0.0, 2)]  # may not wait: a round trip, measured
+    assert intake.depth.refill_to() == 0  # known now: long jobs keep nothing ready
+    assert intake.next_work() is None  # the last fetch came back short: wait for a job
+    assert fetcher.calls[2:] == [(FETCH_TIMEOUT, 1)]
+
+
+def test_an_idle_thread_waits_when_the_fetch_that_may_not_wait_finds_nothing() -> None:
+    fetcher = QueueFetcher(2)
+    intake = unstarted_intake(fetcher)
+    assert intake.next_work() is not None
+    assert intake.next_work() is not None
+    assert intake.next_work() is None
+    assert fetcher.calls == [(FETCH_TIMEOUT, 2), (0.0, 2), (FETCH_TIMEOUT, 2)]
+
+
+def test_a_basic_fetcher_is_never_asked_for_a_fetch_that_may_not_wait() -> None:
+    fetcher = QueueFetcher(3, reliable=False)  # its fetch pops one, blocking
+    intake = unstarted_intake(fetcher)
+    for _ in range(3):
+        assert intake.next_work() is not None
+    assert fetcher.calls == [(FETCH_TIMEOUT, 1)] * 3

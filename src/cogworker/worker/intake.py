@@ -111,15 +111,24 @@ class Intake:
                 and len(self._ready) < self.depth.low_water())
 
     def _fetch_for_idle(self) -> list[UnitOfWork]:
+        """When the last fetch came back full, jobs were there a moment ago: take them
+        first with a fetch that may not wait, which also times the round trip the prefetch
+        depth is made of (fetches ahead alone never started measuring: they run only while
+        no thread is idle, and until the depth is known the threads run dry and are idle).
+        Otherwise, or when that fetch finds nothing, wait for a job."""
         with self._gate:
             with self._lock:
                 if self._ready:
                     return [self._ready.popleft()]
                 extra = self.depth.refill_to() if self.fetcher.reliable else 0
                 wanted = min(self._idle + extra, MAX_FETCH)
+                deep = self._deep and self.fetcher.reliable  # basic pops one: nothing to gain
             if not self._may_fetch():
                 return []
-            return self._fetch(wanted, FETCH_TIMEOUT)
+            works = self._fetch(wanted, 0.0) if deep else []
+            if works is None:  # failed (reported, backed off): the thread asks again
+                return []
+            return works or self._fetch(wanted, FETCH_TIMEOUT) or []
 
     def _fetch_ahead_loop(self) -> None:
         while True:
@@ -136,15 +145,16 @@ class Intake:
             wanted = self.depth.refill_to() - len(self._ready)
         if wanted <= 0 or not self._may_fetch() or not self.fetcher.reliable:
             return
-        started = time.monotonic()
         works = self._fetch(wanted, 0.0)
         if works:
             with self._lock:
-                self.depth.fetched(time.monotonic() - started)
                 self._ready.extend(works)
 
-    def _fetch(self, wanted: int, timeout: float) -> list[UnitOfWork]:
-        """One fetch; a failure is reported and (when a thread waits for it) backed off."""
+    def _fetch(self, wanted: int, timeout: float) -> list[UnitOfWork] | None:
+        """One fetch, None when it failed: the failure is reported and backed off. A fetch
+        that may not wait (``timeout`` 0) and brought jobs is a round trip: the depth's
+        measure."""
+        started = time.monotonic()
         try:
             works = self.fetcher.fetch(self.app.settings.queues, timeout, wanted)
         except Exception as exc:
@@ -152,11 +162,13 @@ class Intake:
             if isinstance(exc, BrokerUnavailableError):
                 self._fetch_uncertain = True
             self._stopping.wait(ERROR_BACKOFF)
-            return []
+            return None
         self.outages.recovered("fetch")
         with self._lock:
             self.taken += len(works)
             self._deep = len(works) >= wanted
+            if works and timeout <= 0:
+                self.depth.fetched(time.monotonic() - started)
             if self._fetch_uncertain:
                 self._fetch_uncertain = False
                 self._stray_checks_due = STRAY_CHECKS
