@@ -1,48 +1,56 @@
-"""The ``cogworker`` command. Parsing and wiring only; the logic lives elsewhere."""
+"""The ``cogworker`` command. Parsing and wiring only; the logic lives elsewhere.
+
+Each subcommand's module is imported when that command runs (:mod:`cogworker.cli.lazy_group`):
+``cogworker run`` loads the worker, not the dashboard or the cron tools.
+"""
 
 from __future__ import annotations
 
 import click
 
 from cogworker.__about__ import __version__
-from cogworker.cli.admin_cmd import ADMIN_COMMANDS
-from cogworker.cli.batches_cmd import batches_group
-from cogworker.cli.busy_cmd import busy_command
-from cogworker.cli.cancel_cmd import cancel_command
-from cogworker.cli.cron_cmd import cron_group
-from cogworker.cli.enqueue_cmd import enqueue_command
-from cogworker.cli.health_cmd import health_command
-from cogworker.cli.history_cmd import history_command
-from cogworker.cli.limits_cmd import limits_group
-from cogworker.cli.locks_cmd import locks_group
-from cogworker.cli.metrics_cmd import metrics_group
-from cogworker.cli.plugins_cmd import plugins_command
-from cogworker.cli.queues_cmd import queues_group
-from cogworker.cli.redis_cmd import redis_group
-from cogworker.cli.run_cmd import run_command
-from cogworker.cli.sets_cmd import SET_COMMANDS
-from cogworker.cli.status_cmd import status_command
-from cogworker.cli.web_cmd import web_command
+from cogworker.cli.lazy_group import LazyGroup
+
+_PACKAGE = "cogworker.cli"
+COMMANDS: dict[str, str] = {
+    "run": f"{_PACKAGE}.run_cmd:run_command",
+    "enqueue": f"{_PACKAGE}.enqueue_cmd:enqueue_command",
+    "plugins": f"{_PACKAGE}.plugins_cmd:plugins_command",
+    "redis": f"{_PACKAGE}.redis_cmd:redis_group",
+    "locks": f"{_PACKAGE}.locks_cmd:locks_group",
+    "cron": f"{_PACKAGE}.cron_cmd:cron_group",
+    "queues": f"{_PACKAGE}.queues_cmd:queues_group",
+    "busy": f"{_PACKAGE}.busy_cmd:busy_command",
+    "workers": f"{_PACKAGE}.busy_cmd:busy_command",  # another name for busy
+    "retry": f"{_PACKAGE}.sets_cmd:retry_group",
+    "dead": f"{_PACKAGE}.sets_cmd:dead_group",
+    "scheduled": f"{_PACKAGE}.sets_cmd:scheduled_group",
+    "stats": f"{_PACKAGE}.admin_cmd:stats_command",
+    "ctl": f"{_PACKAGE}.admin_cmd:ctl_group",
+    "web": f"{_PACKAGE}.web_cmd:web_command",
+    "status": f"{_PACKAGE}.status_cmd:status_command",
+    "history": f"{_PACKAGE}.history_cmd:history_command",
+    "health": f"{_PACKAGE}.health_cmd:health_command",
+    "metrics": f"{_PACKAGE}.metrics_cmd:metrics_group",
+    "cancel": f"{_PACKAGE}.cancel_cmd:cancel_command",
+    "limits": f"{_PACKAGE}.limits_cmd:limits_group",
+    "batches": f"{_PACKAGE}.batches_cmd:batches_group",
+    "version": f"{_PACKAGE}:version_command",
+}
+"""Every subcommand of ``cogworker``: its name and where its click command lives."""
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=LazyGroup, lazy_commands=COMMANDS,
+             context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "-V", "--version", prog_name="cogworker")
 def cli() -> None:
     """cogworker: background jobs on Redis that never lose a job."""
 
 
-@cli.command("version")
+@click.command("version")
 def version_command() -> None:
     """Print the version."""
     click.echo(f"cogworker {__version__}")
-
-
-for command in (run_command, enqueue_command, plugins_command, redis_group, locks_group, cron_group,
-                queues_group, busy_command, *SET_COMMANDS, *ADMIN_COMMANDS, web_command,
-                status_command, history_command, health_command, metrics_group,
-                cancel_command, limits_group, batches_group):
-    cli.add_command(command)
-cli.add_command(busy_command, "workers")
 
 
 def main() -> None:
