@@ -55,12 +55,18 @@ def intakes() -> Iterator[list[Intake]]:
         intake.stop()
 
 
-def make_intake(made: list[Intake], fetcher: QueueFetcher,
-                concurrency: int = 10) -> tuple[Intake, Stats]:
+def new_intake(fetcher: QueueFetcher, concurrency: int = 10) -> tuple[Intake, Stats]:
+    """An Intake over ``fetcher``, its fetch-ahead thread not started."""
     app = cogworker.App(redis_url="redis://127.0.0.1:1/0", concurrency=concurrency)
     stats = Stats()
     intake = Intake(app, cast(Any, fetcher), OutageLog(), cast(Any, stats),
                     may_fetch=lambda: True, stopping=threading.Event())
+    return intake, stats
+
+
+def make_intake(made: list[Intake], fetcher: QueueFetcher,
+                concurrency: int = 10) -> tuple[Intake, Stats]:
+    intake, stats = new_intake(fetcher, concurrency)
     intake.start()
     made.append(intake)
     return intake, stats
@@ -152,16 +158,9 @@ def test_ready_jobs_are_handed_back_whole(intakes: list[Intake], ready: int) -> 
     assert intake.ready_raws() == set()
 
 
-def unstarted_intake(fetcher: QueueFetcher) -> Intake:
-    """An Intake whose fetch-ahead thread never runs: only the idle threads' fetches."""
-    app = cogworker.App(redis_url="redis://127.0.0.1:1/0", concurrency=10)
-    return Intake(app, cast(Any, fetcher), OutageLog(), cast(Any, Stats()),
-                  may_fetch=lambda: True, stopping=threading.Event())
-
-
 def test_after_a_full_fetch_an_idle_thread_takes_jobs_without_waiting_and_times_it() -> None:
     fetcher = QueueFetcher(3)
-    intake = unstarted_intake(fetcher)
+    intake, _ = new_intake(fetcher)  # no fetch ahead: only idle threads fetch
     intake.depth.job_ran(1.0)  # long jobs: once the round trip is known, nothing waits here
     assert intake.depth.refill_to() == 1  # the round trip is not known yet
     assert intake.next_work() is not None
@@ -176,7 +175,7 @@ def test_after_a_full_fetch_an_idle_thread_takes_jobs_without_waiting_and_times_
 
 def test_an_idle_thread_waits_when_the_fetch_that_may_not_wait_finds_nothing() -> None:
     fetcher = QueueFetcher(2)
-    intake = unstarted_intake(fetcher)
+    intake, _ = new_intake(fetcher)  # no fetch ahead: only idle threads fetch
     assert intake.next_work() is not None
     assert intake.next_work() is not None
     assert intake.next_work() is None
@@ -185,7 +184,7 @@ def test_an_idle_thread_waits_when_the_fetch_that_may_not_wait_finds_nothing() -
 
 def test_a_basic_fetcher_is_never_asked_for_a_fetch_that_may_not_wait() -> None:
     fetcher = QueueFetcher(3, reliable=False)  # its fetch pops one, blocking
-    intake = unstarted_intake(fetcher)
+    intake, _ = new_intake(fetcher)  # no fetch ahead: only idle threads fetch
     for _ in range(3):
         assert intake.next_work() is not None
     assert fetcher.calls == [(FETCH_TIMEOUT, 1)] * 3

@@ -11,31 +11,30 @@ import click
 from cogworker.__about__ import __version__
 from cogworker.cli.lazy_group import LazyGroup
 
-_PACKAGE = "cogworker.cli"
 COMMANDS: dict[str, str] = {
-    "run": f"{_PACKAGE}.run_cmd:run_command",
-    "enqueue": f"{_PACKAGE}.enqueue_cmd:enqueue_command",
-    "plugins": f"{_PACKAGE}.plugins_cmd:plugins_command",
-    "redis": f"{_PACKAGE}.redis_cmd:redis_group",
-    "locks": f"{_PACKAGE}.locks_cmd:locks_group",
-    "cron": f"{_PACKAGE}.cron_cmd:cron_group",
-    "queues": f"{_PACKAGE}.queues_cmd:queues_group",
-    "busy": f"{_PACKAGE}.busy_cmd:busy_command",
-    "workers": f"{_PACKAGE}.busy_cmd:busy_command",  # another name for busy
-    "retry": f"{_PACKAGE}.sets_cmd:retry_group",
-    "dead": f"{_PACKAGE}.sets_cmd:dead_group",
-    "scheduled": f"{_PACKAGE}.sets_cmd:scheduled_group",
-    "stats": f"{_PACKAGE}.admin_cmd:stats_command",
-    "ctl": f"{_PACKAGE}.admin_cmd:ctl_group",
-    "web": f"{_PACKAGE}.web_cmd:web_command",
-    "status": f"{_PACKAGE}.status_cmd:status_command",
-    "history": f"{_PACKAGE}.history_cmd:history_command",
-    "health": f"{_PACKAGE}.health_cmd:health_command",
-    "metrics": f"{_PACKAGE}.metrics_cmd:metrics_group",
-    "cancel": f"{_PACKAGE}.cancel_cmd:cancel_command",
-    "limits": f"{_PACKAGE}.limits_cmd:limits_group",
-    "batches": f"{_PACKAGE}.batches_cmd:batches_group",
-    "version": f"{_PACKAGE}:version_command",
+    "run": "cogworker.cli.run_cmd:run_command",
+    "enqueue": "cogworker.cli.enqueue_cmd:enqueue_command",
+    "plugins": "cogworker.cli.plugins_cmd:plugins_command",
+    "redis": "cogworker.cli.redis_cmd:redis_group",
+    "locks": "cogworker.cli.locks_cmd:locks_group",
+    "cron": "cogworker.cli.cron_cmd:cron_group",
+    "queues": "cogworker.cli.queues_cmd:queues_group",
+    "busy": "cogworker.cli.busy_cmd:busy_command",
+    "workers": "cogworker.cli.busy_cmd:busy_command",  # another name for busy
+    "retry": "cogworker.cli.sets_cmd:retry_group",
+    "dead": "cogworker.cli.sets_cmd:dead_group",
+    "scheduled": "cogworker.cli.sets_cmd:scheduled_group",
+    "stats": "cogworker.cli.admin_cmd:stats_command",
+    "ctl": "cogworker.cli.admin_cmd:ctl_group",
+    "web": "cogworker.cli.web_cmd:web_command",
+    "status": "cogworker.cli.status_cmd:status_command",
+    "history": "cogworker.cli.history_cmd:history_command",
+    "health": "cogworker.cli.health_cmd:health_command",
+    "metrics": "cogworker.cli.metrics_cmd:metrics_group",
+    "cancel": "cogworker.cli.cancel_cmd:cancel_command",
+    "limits": "cogworker.cli.limits_cmd:limits_group",
+    "batches": "cogworker.cli.batches_cmd:batches_group",
+    "version": "cogworker.cli:version_command",
 }
 """Every subcommand of ``cogworker``: its name and where its click command lives."""
 
